@@ -1,0 +1,390 @@
+#!/bin/sh
+#
+# lib.sh: the hpn-patches test harness, sourced by every regress/t-*.sh.
+#
+# It starts sshd processes on 127.0.0.1 with keys and configs made in a
+# temporary directory, as whoever runs it (root or not), and cleans up on
+# every exit path, killing only the processes it started.
+#
+# Results: each check calls pass, fail or skip with a name.  They print
+# "ok - NAME", "not ok - NAME: WHY" or "skip - NAME: WHY" and, when
+# HPN_RESULTS names a file, append "PASS NAME" etc. to it for the runner.
+
+HPN_TOP="${HPN_TOP:-`cd "\`dirname "$0"\`/.." && pwd`}"
+HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
+STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
+HPN_RESULTS="${HPN_RESULTS:-/dev/null}"
+SUITE="${SUITE:-`basename "$0" .sh | sed 's/^t-//'`}"
+
+# Debian's own OpenSSH: the independent peer for interop tests.
+SYS_SSH="${SYS_SSH:-/usr/bin/ssh}"
+SYS_SCP="${SYS_SCP:-/usr/bin/scp}"
+SYS_SFTP="${SYS_SFTP:-/usr/bin/sftp}"
+SYS_SSHD="${SYS_SSHD:-/usr/sbin/sshd}"
+SYS_SFTP_SERVER="${SYS_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
+
+USER="${USER:-`id -un`}"
+export USER
+
+_hpn_pids=""
+_hpn_cleanups=""
+
+pass() {
+	echo "ok - $SUITE/$1"
+	echo "PASS $SUITE/$1" >>"$HPN_RESULTS"
+}
+
+fail() {
+	echo "not ok - $SUITE/$1: $2"
+	echo "FAIL $SUITE/$1: $2" >>"$HPN_RESULTS"
+}
+
+skip() {
+	echo "skip - $SUITE/$1: $2"
+	echo "SKIP $SUITE/$1: $2" >>"$HPN_RESULTS"
+}
+
+# check NAME COMMAND...: pass if COMMAND succeeds, else fail with the last
+# line of its output.
+check() {
+	_name="$1"
+	shift
+	if _out=`"$@" 2>&1`; then
+		pass "$_name"
+	else
+		fail "$_name" "`printf '%s\n' "$_out" | tail -n 1`"
+	fi
+}
+
+# The PIDs we started, and extra cleanup commands; run on every exit.
+hpn_track_pid() {
+	_hpn_pids="$_hpn_pids $1"
+}
+
+hpn_on_exit() {
+	_hpn_cleanups="$_hpn_cleanups
+$1"
+}
+
+_hpn_cleanup() {
+	_rc=$?
+	trap '' 1 2 13 15
+	for _p in $_hpn_pids; do
+		kill "$_p" 2>/dev/null
+	done
+	for _p in $_hpn_pids; do
+		# Give each a moment, then insist.
+		_i=0
+		while kill -0 "$_p" 2>/dev/null && [ $_i -lt 20 ]; do
+			sleep 0.1
+			_i=`expr $_i + 1`
+		done
+		kill -9 "$_p" 2>/dev/null
+	done
+	eval "$_hpn_cleanups"
+	if [ -n "${TESTDIR:-}" ] && [ -z "${HPN_KEEP:-}" ]; then
+		rm -rf "$TESTDIR"
+	elif [ -n "${TESTDIR:-}" ]; then
+		echo "kept $TESTDIR" >&2
+	fi
+	exit $_rc
+}
+
+trap _hpn_cleanup 0
+trap 'exit 129' 1
+trap 'exit 130' 2
+trap 'exit 143' 15
+
+TESTDIR=`mktemp -d "${TMPDIR:-/tmp}/hpn-test.XXXXXXXX"` || exit 1
+chmod 700 "$TESTDIR"
+
+die() {
+	echo "$SUITE: $*" >&2
+	fail "harness" "$*"
+	exit 1
+}
+
+# need_file NAME FILE...: skip NAME unless every FILE is executable.
+have_progs() {
+	for _f in "$@"; do
+		[ -x "$_f" ] || return 1
+	done
+	return 0
+}
+
+[ -x "$HPN_BUILD/ssh" ] || die "no patched build at $HPN_BUILD: run make first"
+
+# Keys: one host key and one user key per run, made by our ssh-keygen.
+hpn_keys() {
+	[ -f "$TESTDIR/host_ed25519" ] && return 0
+	"$HPN_BUILD/ssh-keygen" -q -t ed25519 -N '' -f "$TESTDIR/host_ed25519" \
+	    -C hpn-test-host || die "ssh-keygen (host key) failed"
+	"$HPN_BUILD/ssh-keygen" -q -t ed25519 -N '' -f "$TESTDIR/id_ed25519" \
+	    -C hpn-test-user || die "ssh-keygen (user key) failed"
+	cp "$TESTDIR/id_ed25519.pub" "$TESTDIR/authorized_keys"
+	chmod 600 "$TESTDIR/authorized_keys"
+	echo "hpntest `cut -d' ' -f1,2 "$TESTDIR/host_ed25519.pub"`" \
+	    >"$TESTDIR/known_hosts"
+}
+
+# A port nobody listens on now.  sshd start is retried if we lose a race.
+hpn_free_port() {
+	while :; do
+		_r=`od -An -N2 -tu2 /dev/urandom | tr -d ' '`
+		_port=`expr 20000 + $_r % 40000`
+		if command -v ss >/dev/null 2>&1; then
+			ss -Htln "sport = :$_port" 2>/dev/null | grep -q . &&
+			    continue
+		fi
+		echo $_port
+		return 0
+	done
+}
+
+# privsep_check SSHD: when root, sshd needs its privsep user and an
+# existing, root-owned chroot directory; say exactly what is missing.
+privsep_check() {
+	[ "`id -u`" = 0 ] || return 0
+	if ! id sshd >/dev/null 2>&1; then
+		die "running as root, but there is no 'sshd' privsep user (install openssh-server, or run as a normal user)"
+	fi
+	_dir="$1"
+	if [ ! -d "$_dir" ]; then
+		die "running as root, but sshd's privsep directory $_dir is missing (mkdir -m 755 $_dir)"
+	fi
+}
+
+# sshd_config_common FILE PORT: the lines every sshd flavour understands.
+_sshd_config_common() {
+	cat >"$1" <<EOF
+Port $2
+ListenAddress 127.0.0.1
+AddressFamily inet
+HostKey $TESTDIR/host_ed25519
+PidFile $3
+AuthorizedKeysFile $TESTDIR/authorized_keys
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AcceptEnv HPN_*
+LogLevel DEBUG1
+EOF
+}
+
+# start_sshd NAME FLAVOUR [CONFIG-LINE...]
+#
+# Starts an sshd in the foreground mode (-D) on a free port.  FLAVOUR is
+# "hpn" (our build), "stock" (the unpatched twin) or "system" (Debian's
+# /usr/sbin/sshd).  Extra config lines come first, so they win.  Sets
+# SSHD_PORT, SSHD_PID, SSHD_LOG and writes $TESTDIR/ssh_config.NAME with
+# Host "hpntest" pointing at it.
+start_sshd() {
+	_name="$1"
+	_flavour="$2"
+	shift 2
+	hpn_keys
+	case "$_flavour" in
+	hpn|stock)
+		[ "$_flavour" = hpn ] && _b="$HPN_BUILD" || _b="$STOCK_BUILD"
+		_sshd="$_b/sshd"
+		_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile"`
+		;;
+	system)
+		_sshd="$SYS_SSHD"
+		_privsep=/run/sshd
+		;;
+	*)
+		die "start_sshd: unknown flavour $_flavour"
+		;;
+	esac
+	[ -x "$_sshd" ] || die "no sshd at $_sshd"
+	privsep_check "$_privsep"
+
+	_tries=0
+	while [ $_tries -lt 5 ]; do
+		_tries=`expr $_tries + 1`
+		SSHD_PORT=`hpn_free_port`
+		_conf="$TESTDIR/sshd_config.$_name"
+		SSHD_LOG="$TESTDIR/sshd.$_name.log"
+		_pidf="$TESTDIR/sshd.$_name.pid"
+		: >"$_conf"
+		for _l in "$@"; do
+			echo "$_l" >>"$_conf"
+		done
+		_sshd_config_common "$_conf.common" "$SSHD_PORT" "$_pidf"
+		cat "$_conf.common" >>"$_conf"
+		rm -f "$_conf.common" "$_pidf"
+		case "$_flavour" in
+		hpn|stock)
+			cat >>"$_conf" <<EOF
+SshdSessionPath $_b/sshd-session
+SshdAuthPath $_b/sshd-auth
+Subsystem sftp $_b/sftp-server
+EOF
+			;;
+		system)
+			echo "Subsystem sftp $SYS_SFTP_SERVER" >>"$_conf"
+			;;
+		esac
+		: >"$SSHD_LOG"
+		"$_sshd" -D -f "$_conf" -E "$SSHD_LOG" &
+		SSHD_PID=$!
+		hpn_track_pid $SSHD_PID
+		_i=0
+		while [ $_i -lt 100 ]; do
+			if grep -q "Server listening on 127.0.0.1 port $SSHD_PORT" \
+			    "$SSHD_LOG" 2>/dev/null; then
+				_write_ssh_config "$_name"
+				return 0
+			fi
+			kill -0 $SSHD_PID 2>/dev/null || break
+			sleep 0.1
+			_i=`expr $_i + 1`
+		done
+		kill $SSHD_PID 2>/dev/null
+		wait $SSHD_PID 2>/dev/null
+		grep -q "Address already in use" "$SSHD_LOG" && continue
+		echo "--- $SSHD_LOG" >&2
+		tail -n 20 "$SSHD_LOG" >&2
+		die "sshd ($_flavour) did not start"
+	done
+	die "sshd ($_flavour): no free port after $_tries tries"
+}
+
+_write_ssh_config() {
+	cat >"$TESTDIR/ssh_config.$1" <<EOF
+Host hpntest
+	HostName 127.0.0.1
+	Port $SSHD_PORT
+	User $USER
+	HostKeyAlias hpntest
+	IdentityFile $TESTDIR/id_ed25519
+	IdentitiesOnly yes
+	UserKnownHostsFile $TESTDIR/known_hosts
+	GlobalKnownHostsFile /dev/null
+	StrictHostKeyChecking yes
+	BatchMode yes
+	ConnectTimeout 20
+	ServerAliveInterval 10
+	ServerAliveCountMax 6
+EOF
+	SSH_CONFIG="$TESTDIR/ssh_config.$1"
+}
+
+# stop_sshd: stop the sshd started last.
+stop_sshd() {
+	kill $SSHD_PID 2>/dev/null
+	wait $SSHD_PID 2>/dev/null
+	return 0
+}
+
+# Test data: a file of random bytes, made once per run.
+make_data() {
+	_f="$TESTDIR/data.$1"
+	[ -f "$_f" ] || head -c "$1" /dev/urandom >"$_f" ||
+	    die "cannot make test data"
+	echo "$_f"
+}
+
+sha256() {
+	sha256sum <"$1" | cut -d' ' -f1
+}
+
+# same_file A B: true if the two files have the same SHA-256; else prints
+# why on stdout and returns 1.
+same_file() {
+	if [ ! -f "$2" ]; then
+		echo "missing $2"
+		return 1
+	fi
+	_a=`sha256 "$1"`
+	_b=`sha256 "$2"`
+	if [ "x$_a" != "x$_b" ]; then
+		echo "SHA-256 differs: sent $_a, got $_b (`wc -c <"$2"` bytes)"
+		return 1
+	fi
+	return 0
+}
+
+# The standard transfer checks between a client and a server.
+#
+# xfer_ssh NAME SSH CIPHER DATA: upload DATA with 'cat > file' and
+# download it with 'cat file', checking both byte for byte.
+xfer_ssh() {
+	_n="$1"
+	_ssh="$2"
+	_c="$3"
+	_d="$4"
+	_up="$TESTDIR/up.$$.$_n"
+	rm -f "$_up" "$_up.down"
+	if ! "$_ssh" -F "$SSH_CONFIG" -c "$_c" hpntest "cat > $_up" \
+	    <"$_d" 2>"$TESTDIR/err.$_n"; then
+		fail "$_n-upload" "ssh failed: `tail -n1 "$TESTDIR/err.$_n"`"
+	elif _why=`same_file "$_d" "$_up"`; then
+		pass "$_n-upload"
+	else
+		fail "$_n-upload" "$_why"
+	fi
+	if ! "$_ssh" -F "$SSH_CONFIG" -c "$_c" hpntest "cat $_d" \
+	    >"$_up.down" 2>"$TESTDIR/err.$_n"; then
+		fail "$_n-download" "ssh failed: `tail -n1 "$TESTDIR/err.$_n"`"
+	elif _why=`same_file "$_d" "$_up.down"`; then
+		pass "$_n-download"
+	else
+		fail "$_n-download" "$_why"
+	fi
+	rm -f "$_up" "$_up.down"
+}
+
+# xfer_scp NAME SCP SSH DATA [SCP-FLAG] / xfer_sftp NAME SFTP SSH DATA:
+# both ways.
+xfer_scp() {
+	_n="$1"
+	_dst="$TESTDIR/scp.$$.$_n"
+	rm -f "$_dst" "$_dst.down"
+	if ! "$2" ${5:-} -q -S "$3" -F "$SSH_CONFIG" "$4" "hpntest:$_dst" \
+	    2>"$TESTDIR/err.$_n"; then
+		fail "$_n-upload" "scp failed: `tail -n1 "$TESTDIR/err.$_n"`"
+	elif _why=`same_file "$4" "$_dst"`; then
+		pass "$_n-upload"
+	else
+		fail "$_n-upload" "$_why"
+	fi
+	if ! "$2" ${5:-} -q -S "$3" -F "$SSH_CONFIG" "hpntest:$4" "$_dst.down" \
+	    2>"$TESTDIR/err.$_n"; then
+		fail "$_n-download" "scp failed: `tail -n1 "$TESTDIR/err.$_n"`"
+	elif _why=`same_file "$4" "$_dst.down"`; then
+		pass "$_n-download"
+	else
+		fail "$_n-download" "$_why"
+	fi
+	rm -f "$_dst" "$_dst.down"
+}
+
+xfer_sftp() {
+	_n="$1"
+	_dst="$TESTDIR/sftp.$$.$_n"
+	rm -f "$_dst" "$_dst.down"
+	printf 'put %s %s\nget %s %s\n' "$4" "$_dst" "$4" "$_dst.down" \
+	    >"$TESTDIR/batch.$_n"
+	if ! "$2" -q -S "$3" -F "$SSH_CONFIG" -b "$TESTDIR/batch.$_n" hpntest \
+	    >"$TESTDIR/out.$_n" 2>&1; then
+		fail "$_n" "sftp failed: `tail -n1 "$TESTDIR/out.$_n"`"
+		return
+	fi
+	if _why=`same_file "$4" "$_dst"`; then
+		pass "$_n-upload"
+	else
+		fail "$_n-upload" "$_why"
+	fi
+	if _why=`same_file "$4" "$_dst.down"`; then
+		pass "$_n-download"
+	else
+		fail "$_n-download" "$_why"
+	fi
+	rm -f "$_dst" "$_dst.down"
+}
+
+CIPHERS="aes128-ctr aes192-ctr aes256-ctr aes128-gcm@openssh.com
+aes256-gcm@openssh.com chacha20-poly1305@openssh.com"

@@ -1,0 +1,41 @@
+#!/bin/sh
+#
+# t-basic.sh: our ssh against our sshd on 127.0.0.1: commands and exit
+# status, the version tag, 64 MiB both ways for every cipher, scp and sftp.
+
+. "`dirname "$0"`/lib.sh"
+
+SIZE=${HPN_XFER_BYTES:-67108864}
+
+start_sshd basic hpn
+SSH="$HPN_BUILD/ssh"
+
+# ssh -V and the banner carry our tag.
+check version-tag sh -c "'$SSH' -V 2>&1 | grep -q '^OpenSSH_10.0p2-hpn1,'"
+"$SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null 2>"$TESTDIR/v.log"
+if grep -q "remote software version OpenSSH_10.0-hpn1" "$TESTDIR/v.log"; then
+	pass banner-tag
+else
+	fail banner-tag "server banner lacks -hpn1: `grep 'remote software' \
+	    "$TESTDIR/v.log"`"
+fi
+
+# A command runs, its output and exit status come back.
+out=`"$SSH" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
+rc=$?
+if [ $rc -eq 42 ] && [ "x$out" = "xhello" ]; then
+	pass exit-status
+else
+	fail exit-status "want 'hello' and 42, got '$out' and $rc"
+fi
+"$SSH" -F "$SSH_CONFIG" hpntest true
+check exit-status-zero test $? -eq 0
+
+DATA=`make_data $SIZE`
+for c in $CIPHERS; do
+	xfer_ssh "ssh-$c" "$SSH" "$c" "$DATA"
+done
+xfer_scp scp "$HPN_BUILD/scp" "$SSH" "$DATA"
+xfer_scp scp-legacy "$HPN_BUILD/scp" "$SSH" "$DATA" -O
+xfer_sftp sftp "$HPN_BUILD/sftp" "$SSH" "$DATA"
+exit 0

@@ -1,0 +1,74 @@
+#!/bin/sh
+#
+# t-interop.sh: Debian's own OpenSSH (an independent peer) against ours,
+# both directions: Debian's ssh, scp and sftp into our sshd, and our ssh,
+# scp and sftp into Debian's sshd binary, started here on 127.0.0.1 with
+# its own config (never the system service).
+
+. "`dirname "$0"`/lib.sh"
+
+SIZE=${HPN_XFER_BYTES:-67108864}
+
+if ! have_progs "$SYS_SSH" "$SYS_SCP" "$SYS_SFTP"; then
+	skip stock-client "Debian's openssh-client is not installed ($SYS_SSH)"
+else
+	start_sshd hpn-server hpn
+	DATA=`make_data $SIZE`
+	sysver=`"$SYS_SSH" -V 2>&1`
+	echo "# peer: $SYS_SSH: $sysver"
+
+	out=`"$SYS_SSH" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
+	rc=$?
+	if [ $rc -eq 42 ] && [ "x$out" = "xhello" ]; then
+		pass stock-client-exit-status
+	else
+		fail stock-client-exit-status \
+		    "want 'hello' and 42, got '$out' and $rc"
+	fi
+	# Our server's banner reaches the stock client.
+	"$SYS_SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null \
+	    2>"$TESTDIR/v.log"
+	if grep -q "remote software version OpenSSH_10.0-hpn1" \
+	    "$TESTDIR/v.log"; then
+		pass stock-client-sees-hpn-banner
+	else
+		fail stock-client-sees-hpn-banner \
+		    "`grep 'remote software' "$TESTDIR/v.log"`"
+	fi
+	for c in $CIPHERS; do
+		xfer_ssh "stock-client-$c" "$SYS_SSH" "$c" "$DATA"
+	done
+	xfer_scp stock-scp "$SYS_SCP" "$SYS_SSH" "$DATA"
+	xfer_sftp stock-sftp "$SYS_SFTP" "$SYS_SSH" "$DATA"
+	stop_sshd
+fi
+
+if ! have_progs "$SYS_SSHD"; then
+	skip stock-server "Debian's openssh-server is not installed ($SYS_SSHD)"
+else
+	start_sshd stock-server system
+	DATA=`make_data $SIZE`
+	SSH="$HPN_BUILD/ssh"
+	out=`"$SSH" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
+	rc=$?
+	if [ $rc -eq 42 ] && [ "x$out" = "xhello" ]; then
+		pass stock-server-exit-status
+	else
+		fail stock-server-exit-status \
+		    "want 'hello' and 42, got '$out' and $rc"
+	fi
+	# The stock server really is the stock one.
+	"$SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null 2>"$TESTDIR/v.log"
+	if grep "remote software version" "$TESTDIR/v.log" | grep -q hpn; then
+		fail stock-server-is-stock "peer claims to be patched"
+	else
+		pass stock-server-is-stock
+	fi
+	for c in $CIPHERS; do
+		xfer_ssh "stock-server-$c" "$SSH" "$c" "$DATA"
+	done
+	xfer_scp stock-server-scp "$HPN_BUILD/scp" "$SSH" "$DATA"
+	xfer_sftp stock-server-sftp "$HPN_BUILD/sftp" "$SSH" "$DATA"
+	stop_sshd
+fi
+exit 0

@@ -1,0 +1,90 @@
+#!/bin/sh
+#
+# t-openssh.sh: OpenSSH's own regression suite on the patched tree: file
+# tests, every t-exec test, the interop tests (PuTTY, Dropbear, Conch),
+# the extra tests and the unit tests, each run and counted on its own.
+#
+# A test that skips must be listed, with its reason, in
+# regress/openssh-skips; one that newly skips fails, as does one that
+# fails.  Usage: t-openssh.sh [TEST...] (default: all of them).
+# OPENSSH_TREE selects another built tree (e.g. build/stock).
+
+. "`dirname "$0"`/lib.sh"
+
+TREE="${OPENSSH_TREE:-$HPN_BUILD}"
+SKIPS="$HPN_TOP/regress/openssh-skips"
+LOGDIR="${OPENSSH_REGRESS_LOGS:-$HPN_TOP/build/regress-logs}"
+mkdir -p "$LOGDIR" || die "cannot make $LOGDIR"
+
+[ -f "$TREE/Makefile" ] || die "no built OpenSSH tree at $TREE"
+
+# Names from the suite's own Makefile, so we never drift from it.
+listvar() {
+	make -s --no-print-directory -C "$TREE/regress" -f Makefile \
+	    --eval "hpn-print: ; @echo \$($1)" hpn-print
+}
+
+if ! make -s -C "$TREE" regress-prep regress-binaries \
+    regress-unit-binaries >"$LOGDIR/prep.log" 2>&1; then
+	tail -n 20 "$LOGDIR/prep.log" >&2
+	die "building OpenSSH's regress binaries failed"
+fi
+
+expected_skip() {
+	grep -q "^$1[ 	]" "$SKIPS" 2>/dev/null
+}
+
+# run_one KIND NAME: KIND is the top-level make target, NAME the test.
+run_one() {
+	_kind="$1"
+	_t="$2"
+	_log="$LOGDIR/$_t.log"
+	case "$_kind" in
+	t-exec)		_var="LTESTS=$_t SKIP_LTESTS=" ;;
+	interop-tests)	_var="INTEROP_TESTS=$_t" ;;
+	extra-tests)	_var="EXTRA_TESTS=$_t" ;;
+	*)		_var="" ;;
+	esac
+	_start=`date +%s`
+	# shellcheck disable=SC2086
+	make -C "$TREE" $_kind $_var >"$_log" 2>&1 </dev/null
+	_rc=$?
+	_secs=`expr \`date +%s\` - $_start`
+	_why=`sed -n 's/^SKIPPED: //p' "$_log" | head -n 1`
+	if [ $_rc -ne 0 ]; then
+		fail "$_t" "failed after ${_secs}s, see $_log: `grep -v '^make' \
+		    "$_log" | tail -n 1`"
+	elif [ -n "$_why" ]; then
+		if expected_skip "$_t"; then
+			skip "$_t" "$_why (expected, see regress/openssh-skips)"
+		else
+			fail "$_t" "newly skipped: $_why"
+		fi
+	else
+		pass "$_t"
+	fi
+}
+
+if [ $# -gt 0 ]; then
+	ONLY=" $* "
+else
+	ONLY=""
+fi
+want() {
+	[ -z "$ONLY" ] && return 0
+	case "$ONLY" in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+want file-tests && run_one file-tests file-tests
+for t in `listvar LTESTS`; do
+	want "$t" && run_one t-exec "$t"
+done
+for t in `listvar INTEROP_TESTS`; do
+	want "$t" && run_one interop-tests "$t"
+done
+for t in `listvar EXTRA_TESTS`; do
+	want "$t" && run_one extra-tests "$t"
+done
+want unit && run_one unit unit
+exit 0
