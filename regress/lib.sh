@@ -228,21 +228,31 @@ EOF
 			;;
 		esac
 		: >"$SSHD_LOG"
-		"$_sshd" -D -f "$_conf" -E "$SSHD_LOG" &
-		SSHD_PID=$!
-		hpn_track_pid $SSHD_PID
+		if [ -n "${SSHD_DAEMON:-}" ]; then
+			# A real daemon: it forks; its PID is in the pid file.
+			"$_sshd" -f "$_conf" -E "$SSHD_LOG"
+			SSHD_PID=""
+		else
+			"$_sshd" -D -f "$_conf" -E "$SSHD_LOG" &
+			SSHD_PID=$!
+			hpn_track_pid $SSHD_PID
+		fi
 		_i=0
 		while [ $_i -lt 100 ]; do
+			if [ -z "$SSHD_PID" ] && [ -s "$_pidf" ]; then
+				SSHD_PID=`cat "$_pidf"`
+				hpn_track_pid $SSHD_PID
+			fi
 			if grep -q "Server listening on 127.0.0.1 port $SSHD_PORT" \
-			    "$SSHD_LOG" 2>/dev/null; then
+			    "$SSHD_LOG" 2>/dev/null && [ -n "$SSHD_PID" ]; then
 				_write_ssh_config "$_name"
 				return 0
 			fi
-			kill -0 $SSHD_PID 2>/dev/null || break
+			[ -n "$SSHD_PID" ] && ! kill -0 $SSHD_PID 2>/dev/null && break
 			sleep 0.1
 			_i=`expr $_i + 1`
 		done
-		kill $SSHD_PID 2>/dev/null
+		[ -n "$SSHD_PID" ] && kill $SSHD_PID 2>/dev/null
 		wait $SSHD_PID 2>/dev/null
 		grep -q "Address already in use" "$SSHD_LOG" && continue
 		echo "--- $SSHD_LOG" >&2
@@ -272,11 +282,31 @@ EOF
 	SSH_CONFIG="$TESTDIR/ssh_config.$1"
 }
 
-# stop_sshd: stop the sshd started last.
+# stop_sshd: stop the sshd started last (and wait for it, if it is ours).
 stop_sshd() {
 	kill $SSHD_PID 2>/dev/null
 	wait $SSHD_PID 2>/dev/null
+	_i=0
+	while kill -0 $SSHD_PID 2>/dev/null && [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=`expr $_i + 1`
+	done
 	return 0
+}
+
+# descendants PID: every process below PID, from /proc.
+descendants() {
+	_kids=`grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null |
+	    sed 's|/proc/\([0-9]*\)/status|\1|'`
+	for _k in $_kids; do
+		echo $_k
+		descendants $_k
+	done
+}
+
+# nthreads PID: the number of threads of process PID (0 if gone).
+nthreads() {
+	sed -n 's/^Threads:[[:space:]]*//p' /proc/$1/status 2>/dev/null || echo 0
 }
 
 # Test data: a file of random bytes, made once per run.

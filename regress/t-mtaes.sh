@@ -1,0 +1,403 @@
+#!/bin/sh
+#
+# t-mtaes.sh: MT-AES-CTR in our ssh and sshd.  Bulk data is checked by
+# SHA-256 at both ends; that the engine really ran is checked from the
+# debug logs of both ends and from the thread counts of the processes.
+# Also: hundreds of rekeys mid-transfer, ssh -f, ControlMaster, sshd as a
+# daemon, scp, sftp, the options, and Debian's stock ssh and sshd as peers
+# with packets larger than 35,000 bytes once MT is running.
+
+. "`dirname "$0"`/lib.sh"
+
+BIG=${HPN_MT_BYTES:-1073741824}		# per CTR key size
+MID=${HPN_XFER_BYTES:-67108864}
+SSH="$HPN_BUILD/ssh"
+CTR="aes128-ctr aes192-ctr aes256-ctr"
+NCPU=`getconf _NPROCESSORS_ONLN 2>/dev/null || nproc`
+
+if [ "$NCPU" -lt 2 ]; then
+	skip all "one CPU online: MT-AES-CTR uses the serial cipher by design"
+	exit 0
+fi
+# The engine's default: one thread per CPU per direction, at most 4.
+NT=$NCPU
+[ $NT -gt 4 ] && NT=4
+
+# Lines of the sshd log written since a mark.
+log_mark() {
+	wc -l <"$SSHD_LOG" | tr -d ' '
+}
+log_since() {
+	tail -n +`expr $1 + 1` "$SSHD_LOG"
+}
+
+# mt_active NAME LOGFILE CIPHER: both directions of LOGFILE's connection
+# started the engine for CIPHER.
+mt_active() {
+	if grep -q "MT-AES-CTR: $3 out with [0-9]* threads" "$2" &&
+	    grep -q "MT-AES-CTR: $3 in with [0-9]* threads" "$2"; then
+		pass "$1"
+	else
+		fail "$1" "no 'MT-AES-CTR: $3 in/out with N threads' in $2"
+	fi
+}
+
+# stream_up NAME CIPHER BYTES [SSH-ARGS...]: random bytes through
+# 'sha256sum' on the server; the digests of what was sent and what
+# arrived must match.  The client logs to $TESTDIR/NAME.log.
+stream_up() {
+	_n="$1"
+	_c="$2"
+	_bytes="$3"
+	shift 3
+	rm -f "$TESTDIR/fifo"
+	mkfifo "$TESTDIR/fifo" || die "mkfifo failed"
+	sha256sum <"$TESTDIR/fifo" | cut -d' ' -f1 >"$TESTDIR/sent.sum" &
+	_hp=$!
+	head -c "$_bytes" /dev/urandom | tee "$TESTDIR/fifo" |
+	    "$SSH_PROG" -F "$SSH_CONFIG" -c "$_c" -E "$TESTDIR/$_n.log" -v \
+	    "$@" hpntest 'sha256sum | cut -d" " -f1' >"$TESTDIR/recv.sum"
+	wait $_hp
+	if [ -s "$TESTDIR/sent.sum" ] &&
+	    cmp -s "$TESTDIR/sent.sum" "$TESTDIR/recv.sum"; then
+		pass "$_n"
+	else
+		fail "$_n" "sent `cat "$TESTDIR/sent.sum"`, server got `cat \
+		    "$TESTDIR/recv.sum"`: `tail -n1 "$TESTDIR/$_n.log"`"
+	fi
+}
+
+# stream_down NAME CIPHER BYTES [SSH-ARGS...]: the server sends random
+# bytes and records their digest; ours of what arrived must match.
+stream_down() {
+	_n="$1"
+	_c="$2"
+	_bytes="$3"
+	shift 3
+	rm -f "$TESTDIR/rsum"
+	"$SSH_PROG" -F "$SSH_CONFIG" -c "$_c" -E "$TESTDIR/$_n.log" -v "$@" \
+	    hpntest "rm -f $TESTDIR/rfifo; mkfifo $TESTDIR/rfifo;
+	    sha256sum <$TESTDIR/rfifo | cut -d' ' -f1 >$TESTDIR/rsum &
+	    head -c $_bytes /dev/urandom | tee $TESTDIR/rfifo; wait" |
+	    sha256sum | cut -d' ' -f1 >"$TESTDIR/got.sum"
+	if [ -s "$TESTDIR/rsum" ] &&
+	    cmp -s "$TESTDIR/rsum" "$TESTDIR/got.sum"; then
+		pass "$_n"
+	else
+		fail "$_n" "server sent `cat "$TESTDIR/rsum" 2>/dev/null`, \
+got `cat "$TESTDIR/got.sum"`: `tail -n1 "$TESTDIR/$_n.log"`"
+	fi
+}
+
+SSH_PROG="$SSH"
+start_sshd mt hpn
+SERVER_PID=$SSHD_PID
+
+# 1. 1 GiB with each AES-CTR key size, MT on both ends.
+for c in $CTR; do
+	m=`log_mark`
+	stream_up "bulk-$c" $c $BIG
+	mt_active "bulk-$c-client-mt" "$TESTDIR/bulk-$c.log" $c
+	log_since $m >"$TESTDIR/srv.log"
+	mt_active "bulk-$c-server-mt" "$TESTDIR/srv.log" $c
+done
+stream_down "bulk-download-aes256-ctr" aes256-ctr $MID
+mt_active "bulk-download-client-mt" "$TESTDIR/bulk-download-aes256-ctr.log" \
+    aes256-ctr
+
+# 2. The worker threads exist in both processes: 2 x threads + main.
+"$SSH" -n -F "$SSH_CONFIG" -c aes128-ctr hpntest 'sleep 6' &
+cpid=$!
+hpn_track_pid $cpid
+want=`expr 2 \* $NT + 1`
+ct=0
+st=0
+i=0
+while [ $i -lt 50 ]; do
+	ct=`nthreads $cpid`
+	st=0
+	for p in `descendants $SERVER_PID`; do
+		t=`nthreads $p`
+		[ "$t" -gt "$st" ] && st=$t
+	done
+	[ "$ct" -ge $want ] && [ "$st" -ge $want ] && break
+	sleep 0.1
+	i=`expr $i + 1`
+done
+if [ "$ct" -ge $want ]; then
+	pass client-threads
+else
+	fail client-threads "ssh has $ct threads, want >= $want"
+fi
+if [ "$st" -ge $want ]; then
+	pass server-threads
+else
+	fail server-threads "no sshd session process with >= $want threads \
+(most: $st)"
+fi
+wait $cpid
+
+# 3. RekeyLimit 1M: hundreds of rekeys mid-transfer, each restarting MT.
+stream_up rekey-1M aes256-ctr 268435456 -o RekeyLimit=1M
+n=`grep -c "MT-AES-CTR: aes256-ctr out with" "$TESTDIR/rekey-1M.log"`
+if [ "$n" -ge 100 ]; then
+	pass rekey-1M-mt-every-rekey
+else
+	fail rekey-1M-mt-every-rekey "only $n MT-AES-CTR rekeys in 256 MiB"
+fi
+
+# 4. ssh -f: the connection moves to a background process after
+# authentication; MT starts there.
+rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
+"$SSH" -f -F "$SSH_CONFIG" -c aes256-ctr -E "$TESTDIR/fork.log" -v \
+    hpntest "head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
+    >"$TESTDIR/f.out"
+i=0
+while ! grep -q "Exit status" "$TESTDIR/fork.log" && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+if why=`same_file "$TESTDIR/f.src" "$TESTDIR/f.out"`; then
+	pass fork-after-auth
+else
+	fail fork-after-auth "$why"
+fi
+if grep -q "forking to background" "$TESTDIR/fork.log"; then
+	mt_active fork-after-auth-mt "$TESTDIR/fork.log" aes256-ctr
+else
+	fail fork-after-auth-mt "ssh -f did not fork"
+fi
+
+# 5. ControlMaster (backgrounded with -f) and two sessions at once.
+CTL="$TESTDIR/ctl"
+"$SSH" -F "$SSH_CONFIG" -c aes192-ctr -E "$TESTDIR/master.log" -v \
+    -o ControlMaster=yes -o ControlPath="$CTL" -f -N hpntest
+D1=`make_data $MID`
+D2=`make_data 33554432`
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest \
+    "cat > $TESTDIR/m1" <"$D1" &
+p1=$!
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest \
+    "cat > $TESTDIR/m2" <"$D2" &
+p2=$!
+wait $p1
+wait $p2
+if w1=`same_file "$D1" "$TESTDIR/m1"` && w2=`same_file "$D2" "$TESTDIR/m2"`
+then
+	pass controlmaster-two-sessions
+else
+	fail controlmaster-two-sessions "$w1 $w2"
+fi
+mt_active controlmaster-mt "$TESTDIR/master.log" aes192-ctr
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" -O exit hpntest 2>/dev/null
+
+# 6. scp and sftp, with a CTR cipher and MT on both ends.
+sed 's/^Host hpntest$/Host hpntest\n\tCiphers aes128-ctr/' "$SSH_CONFIG" \
+    >"$TESTDIR/ssh_config.ctr"
+SAVED="$SSH_CONFIG"
+SSH_CONFIG="$TESTDIR/ssh_config.ctr"
+DATA=`make_data $MID`
+m=`log_mark`
+xfer_scp scp "$HPN_BUILD/scp" "$SSH" "$DATA"
+xfer_sftp sftp "$HPN_BUILD/sftp" "$SSH" "$DATA"
+log_since $m >"$TESTDIR/srv.log"
+n=`grep -c "MT-AES-CTR: aes128-ctr out with" "$TESTDIR/srv.log"`
+if [ "$n" -ge 3 ]; then
+	pass scp-sftp-server-mt
+else
+	fail scp-sftp-server-mt "MT started in $n of 3 scp/sftp connections"
+fi
+SSH_CONFIG="$SAVED"
+
+# 7. The switches.  DisableMTAES on the client: serial there, the server
+# still uses MT (each side decides for itself).
+m=`log_mark`
+stream_up disable-client aes256-ctr $MID -o DisableMTAES=yes
+log_since $m >"$TESTDIR/srv.log"
+if grep -q "MT-AES-CTR: not used: disabled by DisableMTAES" \
+    "$TESTDIR/disable-client.log" &&
+    ! grep -q "MT-AES-CTR: aes" "$TESTDIR/disable-client.log"; then
+	pass disable-client-serial
+else
+	fail disable-client-serial "client did not stay serial"
+fi
+mt_active disable-client-server-still-mt "$TESTDIR/srv.log" aes256-ctr
+
+stream_up threads-3 aes128-ctr $MID -o MTAESThreads=3
+if grep -q "MT-AES-CTR: aes128-ctr out with 3 threads" \
+    "$TESTDIR/threads-3.log"; then
+	pass threads-option
+else
+	fail threads-option "MTAESThreads=3 not honoured"
+fi
+
+stream_up gcm aes128-gcm@openssh.com $MID
+if grep -q "MT-AES-CTR: not used: cipher aes128-gcm@openssh.com is not AES-CTR" \
+    "$TESTDIR/gcm.log" && ! grep -q "rekeying to start" "$TESTDIR/gcm.log"
+then
+	pass gcm-not-threaded
+else
+	fail gcm-not-threaded "no 'not AES-CTR' reason, or a needless rekey"
+fi
+stop_sshd
+
+# DisableMTAES on the server, and sshd started as a real daemon (no -D).
+SSHD_DAEMON=1 start_sshd mt-daemon hpn "DisableMTAES yes"
+stream_up disable-server aes192-ctr $MID
+if grep -q "MT-AES-CTR: not used: disabled by DisableMTAES" "$SSHD_LOG" &&
+    ! grep -q "MT-AES-CTR: aes" "$SSHD_LOG"; then
+	pass disable-server-serial
+else
+	fail disable-server-serial "sshd did not stay serial"
+fi
+mt_active disable-server-client-still-mt "$TESTDIR/disable-server.log" \
+    aes192-ctr
+stop_sshd
+SSHD_DAEMON=1 start_sshd mt-daemon2 hpn
+stream_up daemon aes256-ctr $MID
+mt_active daemon-sshd-mt "$SSHD_LOG" aes256-ctr
+stop_sshd
+
+# 8. Options: printed by ssh -G and sshd -T, bad values refused with the
+# line number.
+G=`"$SSH" -G -F "$SSH_CONFIG" hpntest 2>/dev/null`
+if echo "$G" | grep -qx "disablemtaes no" &&
+    echo "$G" | grep -qx "mtaesthreads 0"; then
+	pass ssh-G-defaults
+else
+	fail ssh-G-defaults "ssh -G lacks disablemtaes/mtaesthreads"
+fi
+G=`"$SSH" -G -F "$SSH_CONFIG" -o DisableMTAES=yes -o MTAESThreads=3 hpntest \
+    2>/dev/null`
+if echo "$G" | grep -qx "disablemtaes yes" &&
+    echo "$G" | grep -qx "mtaesthreads 3"; then
+	pass ssh-G-set
+else
+	fail ssh-G-set "ssh -G does not show the values set"
+fi
+T=`"$HPN_BUILD/sshd" -T -f "$TESTDIR/sshd_config.mt" 2>&1`
+if echo "$T" | grep -qx "disablemtaes no" &&
+    echo "$T" | grep -qx "mtaesthreads 0"; then
+	pass sshd-T-defaults
+else
+	fail sshd-T-defaults "sshd -T lacks disablemtaes/mtaesthreads"
+fi
+for bad in "MTAESThreads 17" "MTAESThreads -1" "MTAESThreads lots" \
+    "MTAESThreads" "DisableMTAES maybe"; do
+	name=`echo "$bad" | tr ' ' '-'`
+	printf 'Host *\n\tUser nobody\n%s\n' "$bad" >"$TESTDIR/bad_config"
+	if "$SSH" -G -F "$TESTDIR/bad_config" hpntest >/dev/null \
+	    2>"$TESTDIR/bad.err"; then
+		fail "ssh-rejects-$name" "accepted '$bad'"
+	elif grep -q "line 3" "$TESTDIR/bad.err"; then
+		pass "ssh-rejects-$name"
+	else
+		fail "ssh-rejects-$name" "no line number: `cat "$TESTDIR/bad.err"`"
+	fi
+	cp "$TESTDIR/sshd_config.mt" "$TESTDIR/bad_sshd_config"
+	echo "$bad" >>"$TESTDIR/bad_sshd_config"
+	l=`wc -l <"$TESTDIR/bad_sshd_config" | tr -d ' '`
+	if "$HPN_BUILD/sshd" -t -f "$TESTDIR/bad_sshd_config" \
+	    2>"$TESTDIR/bad.err"; then
+		fail "sshd-rejects-$name" "accepted '$bad'"
+	elif grep -q "line $l" "$TESTDIR/bad.err"; then
+		pass "sshd-rejects-$name"
+	else
+		fail "sshd-rejects-$name" "no line number: `cat "$TESTDIR/bad.err"`"
+	fi
+done
+
+# 9. Interop with Debian's stock OpenSSH, MT on our side.  Packets larger
+# than 35,000 bytes (RFC 4253's minimum) go through a ControlMaster
+# connection once MT runs: a 60 KiB command line, a 40 KiB environment
+# variable and a 40 KiB subsystem name.
+A60K=`head -c 61440 /dev/zero | tr '\0' a`
+E40K=`head -c 40960 /dev/zero | tr '\0' e`
+S40K=`head -c 40960 /dev/zero | tr '\0' s`
+
+# big_packets NAME SSH-PROG WAIT-LOG: via the master at $CTL.
+big_packets() {
+	_n="$1"
+	_p="$2"
+	_i=0
+	while ! grep -q "MT-AES-CTR: aes256-ctr in with" "$3" &&
+	    [ $_i -lt 100 ]; do
+		# Traffic lets the loop run and the rekey finish.
+		"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest true
+		sleep 0.1
+		_i=`expr $_i + 1`
+	done
+	mt_active "$_n-mt-before-big-packets" "$3" aes256-ctr
+	_out=`"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest \
+	    "echo $A60K" | wc -c | tr -d ' '`
+	if [ "$_out" = 61441 ]; then
+		pass "$_n-60k-command"
+	else
+		fail "$_n-60k-command" "got $_out bytes back, want 61441"
+	fi
+	_out=`HPN_BIG="$E40K" "$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" \
+	    -o SendEnv=HPN_BIG hpntest 'printf %s "$HPN_BIG" | wc -c' |
+	    tr -d ' '`
+	if [ "$_out" = 40960 ]; then
+		pass "$_n-40k-env"
+	else
+		fail "$_n-40k-env" "server saw $_out bytes of HPN_BIG"
+	fi
+	# The server parses the request and refuses the unknown subsystem;
+	# the connection carries on.
+	"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" -s hpntest "$S40K" \
+	    </dev/null >/dev/null 2>"$TESTDIR/sub.err"
+	if grep -q "subsystem request for s\{100\}.*subsystem not found" \
+	    "$SSHD_LOG" &&
+	    "$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" -O check hpntest \
+	    2>/dev/null; then
+		pass "$_n-40k-subsystem"
+	else
+		fail "$_n-40k-subsystem" "sshd did not refuse it cleanly: \
+`tail -n1 "$TESTDIR/sub.err"`"
+	fi
+	if grep -qi "corrupt\|incorrect\|bad packet" "$SSHD_LOG"; then
+		fail "$_n-no-packet-errors" "`grep -i 'corrupt\|incorrect\|bad \
+packet' "$SSHD_LOG" | head -n1`"
+	else
+		pass "$_n-no-packet-errors"
+	fi
+	"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" -O exit hpntest 2>/dev/null
+}
+
+if have_progs "$SYS_SSHD"; then
+	start_sshd stock-peer system
+	stream_up stock-sshd-up aes256-ctr $BIG
+	mt_active stock-sshd-up-mt "$TESTDIR/stock-sshd-up.log" aes256-ctr
+	stream_down stock-sshd-down aes128-ctr $MID
+	mt_active stock-sshd-down-mt "$TESTDIR/stock-sshd-down.log" aes128-ctr
+	"$SSH" -F "$SSH_CONFIG" -c aes256-ctr -E "$TESTDIR/smaster.log" -v \
+	    -o SendEnv=HPN_BIG -o ControlMaster=yes -o ControlPath="$CTL" \
+	    -f -N hpntest
+	big_packets stock-sshd "$SSH" "$TESTDIR/smaster.log"
+	stop_sshd
+else
+	skip stock-sshd "Debian's openssh-server is not installed"
+fi
+
+if have_progs "$SYS_SSH"; then
+	start_sshd stock-client hpn
+	SSH_PROG="$SYS_SSH"
+	stream_up stock-ssh-up aes256-ctr $BIG
+	mt_active stock-ssh-up-server-mt "$SSHD_LOG" aes256-ctr
+	m=`log_mark`
+	stream_down stock-ssh-down aes192-ctr $MID
+	log_since $m >"$TESTDIR/srv.log"
+	mt_active stock-ssh-down-server-mt "$TESTDIR/srv.log" aes192-ctr
+	SSH_PROG="$SSH"
+	stop_sshd
+	# A fresh sshd, so its log speaks only of the master's connection.
+	start_sshd stock-client-mux hpn
+	"$SYS_SSH" -F "$SSH_CONFIG" -c aes256-ctr -o ControlMaster=yes \
+	    -o SendEnv=HPN_BIG -o ControlPath="$CTL" -f -N hpntest
+	big_packets stock-ssh "$SYS_SSH" "$SSHD_LOG"
+	stop_sshd
+else
+	skip stock-ssh "Debian's openssh-client is not installed"
+fi
+exit 0
