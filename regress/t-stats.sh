@@ -1,0 +1,391 @@
+#!/bin/sh
+#
+# t-stats.sh: scp/sftp's progress meter shows the current rate and, when a
+# file completes, the peak rate; with no terminal the output is stock's
+# byte for byte.  sshd logs one "Transfer stats:" line per connection, at
+# INFO, with the right algorithms, user, banner and channel payload, on
+# normal close, client killed, timeout and for multiplexed sessions.
+
+. "`dirname "$0"`/lib.sh"
+
+SSH="$HPN_BUILD/ssh"
+SCP="$HPN_BUILD/scp"
+SFTP="$HPN_BUILD/sftp"
+COLS=100
+# scp/sftp -l is in Kbit/s (1024 bits): 4096 is 512 KiB/s, so 3 MiB
+# takes about six seconds: several refreshes of the meter.
+LIMIT=4096
+LIMIT_BPS=`expr $LIMIT \* 128`
+MSIZE=3145728
+
+# LogLevel INFO: the statistics line must show at sshd's default level.
+start_sshd stats hpn "LogLevel INFO" "ClientAliveInterval 1" \
+    "ClientAliveCountMax 3"
+
+# to_bytes "512.3KB": the meter's figure in bytes (integer).
+to_bytes() {
+	echo "$1" | awk '{
+		v = $0; u = substr(v, length(v) - 1, 1); sub(/[KMGT]?B$/, "", v)
+		m = 1
+		if (u == "K") m = 1024; else if (u == "M") m = 1048576
+		else if (u == "G") m = 1073741824
+		printf "%d\n", v * m
+	}'
+}
+
+# in_pty OUT CMD: run CMD under a pseudo-terminal COLS wide, output to OUT.
+in_pty() {
+	script -qec "stty cols $COLS rows 24; $2" /dev/null </dev/null \
+	    >"$1" 2>&1
+}
+
+# check_meter NAME OUTPUT: the refreshes show "RATE/s now", the final line
+# "100% ... AVG/s PEAK/s peak" with AVG <= PEAK, every line fits COLS.
+check_meter() {
+	_n="$1"
+	tr '\r' '\n' <"$2" | grep '%' | sed 's/ *$//' >"$2.lines"
+	_now=`grep -c '/s now ' "$2.lines"`
+	_last=`grep ' 100% ' "$2.lines" | tail -n 1`
+	_wide=`awk -v c=$COLS 'length($0) > c' "$2.lines" | head -n 1`
+	if [ -n "$_wide" ]; then
+		fail "$_n-width" "line wider than $COLS: '$_wide'"
+	else
+		pass "$_n-width"
+	fi
+	if [ "$_now" -lt 2 ]; then
+		fail "$_n-current" "$_now refreshes with a current rate: \
+`head -n 3 "$2.lines"`"
+	else
+		# Current rates must parse and stay under twice the limit.
+		_bad=`sed -n 's/.* \([0-9.]*[KMGT]B\)\/s now .*/\1/p' \
+		    "$2.lines" | while read -r r; do
+			b=\`to_bytes "$r"\`
+			[ "$b" -le \`expr $LIMIT_BPS \* 2\` ] || echo "$r"
+		done`
+		if [ -n "$_bad" ]; then
+			fail "$_n-current" "implausible current rate $_bad"
+		else
+			pass "$_n-current"
+		fi
+	fi
+	_rates=`echo "$_last" |
+	    sed -n 's/.* \([0-9.]*[KMGT]B\)\/s *\([0-9.]*[KMGT]B\)\/s peak .*/\1 \2/p'`
+	if [ -z "$_rates" ]; then
+		fail "$_n-peak" "no peak on the final line: '$_last'"
+		return
+	fi
+	set -- $_rates
+	_avg=`to_bytes $1`
+	_peak=`to_bytes $2`
+	# The peak is never below the average, and a transfer limited to
+	# LIMIT cannot peak (over at least half a second) at 3 times it.
+	if [ "$_avg" -le 0 ] || [ "$_peak" -lt "$_avg" ] ||
+	    [ "$_peak" -gt `expr $LIMIT_BPS \* 3` ]; then
+		fail "$_n-peak" "avg $1 peak $2 (limit $LIMIT_BPS B/s): '$_last'"
+	else
+		pass "$_n-peak"
+	fi
+	echo "# $_n final line: $_last"
+}
+
+if ! command -v script >/dev/null 2>&1; then
+	skip meter "no script(1) (bsdutils) for a pseudo-terminal"
+else
+	D=`make_data $MSIZE`
+	in_pty "$TESTDIR/pty.scp-up" "$SCP -O -l $LIMIT -S $SSH \
+	    -F $SSH_CONFIG $D hpntest:$TESTDIR/m.up"
+	check_meter scp-legacy-upload "$TESTDIR/pty.scp-up"
+	in_pty "$TESTDIR/pty.scp-down" "$SCP -l $LIMIT -S $SSH \
+	    -F $SSH_CONFIG hpntest:$D $TESTDIR/m.down"
+	check_meter scp-download "$TESTDIR/pty.scp-down"
+	in_pty "$TESTDIR/pty.sftp" "echo 'get $D $TESTDIR/m.sftp' | \
+	    $SFTP -l $LIMIT -S $SSH -F $SSH_CONFIG hpntest"
+	# sftp's prompt echo goes to the terminal too; the meter is the same.
+	check_meter sftp-get "$TESTDIR/pty.sftp"
+	check meter-data sh -c "cmp '$D' '$TESTDIR/m.up' &&
+	    cmp '$D' '$TESTDIR/m.down' && cmp '$D' '$TESTDIR/m.sftp'"
+
+	# A narrow terminal keeps the stock columns rather than the name.
+	COLS=45
+	in_pty "$TESTDIR/pty.narrow" "$SCP -O -S $SSH -F $SSH_CONFIG \
+	    $D hpntest:$TESTDIR/m.narrow"
+	if tr '\r' '\n' <"$TESTDIR/pty.narrow" | grep -q '/s \(now\|peak\)'; then
+		fail meter-narrow "rate column on a $COLS-column terminal"
+	elif tr '\r' '\n' <"$TESTDIR/pty.narrow" | sed 's/ *$//' |
+	    awk -v c=$COLS 'length($0) > c { bad = 1 } END { exit !bad }'; then
+		fail meter-narrow "line wider than $COLS"
+	elif ! grep -q ' 100% ' "$TESTDIR/pty.narrow"; then
+		fail meter-narrow "no meter at all"
+	else
+		pass meter-narrow
+	fi
+	COLS=100
+fi
+
+# No terminal: the same commands print exactly what stock prints.
+D=`make_data 1048576`
+printf 'put %s %s\nget %s %s\nls -l %s\n' "$D" "$TESTDIR/nt.sftp" \
+    "$D" "$TESTDIR/nt.sftp.down" "$D" >"$TESTDIR/nt.batch"
+for flavour in hpn stock; do
+	[ $flavour = hpn ] && b="$HPN_BUILD" || b="$STOCK_BUILD"
+	o="$TESTDIR/nt.$flavour"
+	"$b/scp" -S "$b/ssh" -F "$SSH_CONFIG" "$D" "hpntest:$TESTDIR/nt.scp" \
+	    >"$o.scp" 2>&1
+	"$b/scp" -O -S "$b/ssh" -F "$SSH_CONFIG" "hpntest:$D" \
+	    "$TESTDIR/nt.scp.down" >"$o.scp-legacy" 2>&1
+	"$b/sftp" -S "$b/ssh" -F "$SSH_CONFIG" -b "$TESTDIR/nt.batch" \
+	    hpntest >"$o.sftp" 2>&1
+	"$b/sftp" -S "$b/ssh" -F "$SSH_CONFIG" hpntest <"$TESTDIR/nt.batch" \
+	    >"$o.sftp-stdin" 2>&1
+	# Under a terminal, but stdout is a pipe: still no meter.
+	if command -v script >/dev/null 2>&1; then
+		in_pty "$o.scp-pipe" "$b/scp -S $b/ssh -F $SSH_CONFIG \
+		    $D hpntest:$TESTDIR/nt.pipe | cat"
+	fi
+done
+for t in scp scp-legacy sftp sftp-stdin scp-pipe; do
+	[ -f "$TESTDIR/nt.hpn.$t" ] || continue
+	if cmp -s "$TESTDIR/nt.hpn.$t" "$TESTDIR/nt.stock.$t"; then
+		pass "notty-$t"
+	else
+		fail "notty-$t" "output differs from stock: \
+`diff "$TESTDIR/nt.stock.$t" "$TESTDIR/nt.hpn.$t" | head -n 3 | tr '\n' ' '`"
+	fi
+done
+# The sftp outputs are not trivially empty: the comparison means something.
+check notty-sftp-nonempty grep -q 'sftp> get' "$TESTDIR/nt.hpn.sftp"
+
+# --- Transfer logging
+
+# mark_stats: note how many "Transfer stats:" lines there are now.
+mark_stats() {
+	NSTATS=`grep -c 'Transfer stats: ' "$SSHD_LOG"`
+}
+
+# wait_stats NAME: wait (up to 30 s) for the first line after the mark and
+# put it in STATS; fail NAME if none comes.
+wait_stats() {
+	_i=0
+	NSTATS=`expr $NSTATS + 1`
+	while [ $_i -lt 300 ]; do
+		STATS=`grep 'Transfer stats: ' "$SSHD_LOG" | sed -n "${NSTATS}p"`
+		[ -n "$STATS" ] && return 0
+		sleep 0.1
+		_i=`expr $_i + 1`
+	done
+	fail "$1" "no Transfer stats line after 30 s"
+	return 1
+}
+
+# field KEY: KEY's value in STATS (quotes removed).
+field() {
+	case "$1" in
+	client)	echo "$STATS" | sed -n 's/.* client="\([^"]*\)".*/\1/p' ;;
+	*)	echo "$STATS" | sed -n "s/.* $1=\([^ ]*\).*/\1/p" ;;
+	esac
+}
+
+# expect NAME KEY VALUE...: each KEY has VALUE in STATS.
+expect() {
+	_n="$1"
+	shift
+	_why=""
+	while [ $# -ge 2 ]; do
+		_v=`field "$1"`
+		[ "x$_v" = "x$2" ] || _why="$_why $1='$_v' (want '$2')"
+		shift 2
+	done
+	if [ -z "$_why" ]; then
+		pass "$_n"
+	else
+		fail "$_n" "$_why in: $STATS"
+	fi
+}
+
+# Upload 64 MiB and download 32 MiB in one session, rekeying every 16 MiB.
+UP=`make_data 67108864`
+DOWN=`make_data 33554432`
+mark_stats
+"$SSH" -v -E "$TESTDIR/log.v" -F "$SSH_CONFIG" -c aes256-ctr \
+    -o RekeyLimit=16M hpntest "cat >/dev/null; cat $DOWN" <"$UP" \
+    >"$TESTDIR/log.out" 2>"$TESTDIR/log.err"
+rc=$?
+if [ $rc -ne 0 ]; then
+	fail log-transfer "ssh exit $rc: `tail -n 1 "$TESTDIR/log.err"`"
+elif wait_stats log-transfer; then
+	echo "# $STATS"
+	# ssh's log lines end in CR LF.
+	tr -d '\r' <"$TESTDIR/log.v" >"$TESTDIR/log.v2"
+	kex=`sed -n 's/^debug1: kex: algorithm: //p' "$TESTDIR/log.v2" |
+	    head -n 1`
+	banner=`sed -n 's/^debug1: Local version string //p' \
+	    "$TESTDIR/log.v2"`
+	mac=`sed -n 's/^debug1: kex: client->server cipher: .* MAC: \([^ ]*\) .*/\1/p' \
+	    "$TESTDIR/log.v2" | head -n 1`
+	nrekey=`grep -c 'debug1: rekey ' "$TESTDIR/log.v2"`
+	# Whatever the remote shell printed on stderr moved too.
+	errb=`wc -c <"$TESTDIR/log.err"`
+	expect log-bytes bytes_in 67108864 \
+	    bytes_out `expr \`wc -c <"$TESTDIR/log.out"\` + $errb`
+	check log-download-size test "`wc -c <"$TESTDIR/log.out"`" -eq 33554432
+	expect log-algorithms cipher_in aes256-ctr cipher_out aes256-ctr \
+	    mac_in "$mac" mac_out "$mac" comp_in none comp_out none kex "$kex"
+	expect log-who addr 127.0.0.1 user "$USER" client "$banner"
+	check log-rekeyed test "$nrekey" -ge 2
+	case "`field duration`/`field rate_in_Bps`/`field port`" in
+	[0-9]*.[0-9][0-9][0-9]/[0-9]*/[0-9]*)
+		pass log-numbers ;;
+	*)	fail log-numbers "duration/rate/port malformed: $STATS" ;;
+	esac
+	# rate_in is bytes_in / duration (to the rounding of duration).
+	if echo "$STATS" | awk '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		want = f["bytes_in"] / f["duration"]
+		d = f["rate_in_Bps"] - want; if (d < 0) d = -d
+		exit !(d <= want * 0.01 + 1)
+	}'; then
+		pass log-rate
+	else
+		fail log-rate "rate_in_Bps is not bytes_in/duration: $STATS"
+	fi
+fi
+
+# An AEAD cipher has no separate MAC; compression is reported.
+mark_stats
+"$SSH" -F "$SSH_CONFIG" -c chacha20-poly1305@openssh.com -o Compression=yes \
+    hpntest true
+if wait_stats log-aead; then
+	expect log-aead cipher_in chacha20-poly1305@openssh.com \
+	    mac_out '<implicit>' comp_in zlib@openssh.com \
+	    comp_out zlib@openssh.com bytes_in 0 bytes_out 0
+fi
+
+# Debian's own client: a banner with a space, quoted whole.
+if [ -x "$SYS_SSH" ]; then
+	mark_stats
+	sysbanner=`"$SYS_SSH" -v -F "$SSH_CONFIG" hpntest true 2>&1 |
+	    sed -n 's/^debug1: Local version string //p' | tr -d '\r'`
+	if wait_stats log-banner; then
+		expect log-banner client "$sysbanner" user "$USER"
+	fi
+else
+	skip log-banner "no $SYS_SSH"
+fi
+
+# A client killed with SIGKILL mid-upload: the line still comes, once.
+mark_stats
+"$SSH" -F "$SSH_CONFIG" hpntest 'cat >/dev/null' </dev/zero 2>/dev/null &
+pid=$!
+hpn_track_pid $pid
+sleep 2
+kill -9 $pid
+wait $pid 2>/dev/null
+if wait_stats log-sigkill; then
+	b=`field bytes_in`
+	if [ -n "$b" ] && [ "$b" -gt 0 ]; then
+		pass log-sigkill
+	else
+		fail log-sigkill "bytes_in '$b': $STATS"
+	fi
+fi
+
+# The session's sshd-session (the remote shell's parent) terminated with
+# SIGTERM, as an administrator would: it exits through cleanup_exit.
+mark_stats
+"$SSH" -F "$SSH_CONFIG" hpntest 'echo $PPID; exec sleep 60' </dev/null \
+    >"$TESTDIR/term.out" 2>/dev/null &
+pid=$!
+hpn_track_pid $pid
+i=0
+while [ ! -s "$TESTDIR/term.out" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+spid=`head -n 1 "$TESTDIR/term.out"`
+case "$spid" in
+[0-9]*)
+	kill -TERM "$spid"
+	wait $pid
+	if wait_stats log-sigterm; then
+		if grep -q 'Exiting on signal 15' "$SSHD_LOG"; then
+			pass log-sigterm
+		else
+			fail log-sigterm "sshd-session did not exit on SIGTERM"
+		fi
+	fi
+	;;
+*)	fail log-sigterm "no pid from the remote shell: '$spid'" ;;
+esac
+
+# A client that stops answering: ClientAliveInterval times it out.
+mark_stats
+"$SSH" -F "$SSH_CONFIG" -o ServerAliveInterval=0 hpntest 'sleep 60' \
+    </dev/null >/dev/null 2>&1 &
+pid=$!
+hpn_track_pid $pid
+sleep 2
+kill -STOP $pid
+if wait_stats log-timeout; then
+	if grep -q 'Timeout, client not responding' "$SSHD_LOG"; then
+		pass log-timeout
+	else
+		fail log-timeout "the connection did not time out"
+	fi
+fi
+kill -9 $pid
+kill -CONT $pid 2>/dev/null
+wait $pid 2>/dev/null
+
+# Two multiplexed sessions at once on one connection: both counted.
+CTL="$TESTDIR/ctl"
+M8=`make_data 8388608`
+M4=`make_data 4194304`
+mark_stats
+"$SSH" -F "$SSH_CONFIG" -o ControlMaster=yes -o ControlPath="$CTL" -N \
+    hpntest </dev/null >/dev/null 2>&1 &
+mpid=$!
+hpn_track_pid $mpid
+i=0
+while [ ! -S "$CTL" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest 'cat >/dev/null' \
+    <"$M8" &
+p1=$!
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest "cat $M4" \
+    </dev/null >"$TESTDIR/mux.out" 2>"$TESTDIR/mux.err" &
+p2=$!
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest "cat >/dev/null" \
+    <"$M4" &
+p3=$!
+wait $p1 $p2 $p3
+"$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" -O exit hpntest 2>/dev/null
+wait $mpid
+if wait_stats log-mux; then
+	# Three sessions: 8 MiB and 4 MiB up, 4 MiB down.
+	expect log-mux bytes_in 12582912 bytes_out 4194304
+	check log-mux-data test "`wc -c <"$TESTDIR/mux.out"`" -eq 4194304
+fi
+
+# Exactly one line per authenticated connection, each for its own port
+# (a client port may be reused by a later connection: count per port).
+nacc=`grep -c 'Accepted publickey for ' "$SSHD_LOG"`
+nst=`grep -c 'Transfer stats: ' "$SSHD_LOG"`
+bad=`awk '
+	/Accepted publickey for .* port [0-9]+ ssh2/ {
+		for (i = 1; i < NF; i++) if ($i == "port") acc[$(i + 1)]++
+	}
+	/Transfer stats: / {
+		for (i = 1; i <= NF; i++) if ($i ~ /^port=/) st[substr($i, 6)]++
+	}
+	END {
+		for (p in acc) if (st[p] != acc[p]) print p "(" acc[p] "/" st[p] + 0 ")"
+		for (p in st) if (!(p in acc)) print p "(0/" st[p] ")"
+	}' "$SSHD_LOG" | tr '\n' ' '`
+if [ "$nacc" -eq "$nst" ] && [ -z "$bad" ]; then
+	pass log-once
+else
+	fail log-once "$nacc connections, $nst lines; ports (connections/lines): $bad"
+fi
+exit 0
