@@ -168,6 +168,33 @@ else
 	fail fork-after-auth-mt "ssh -f did not fork"
 fi
 
+# 4b. ssh -f with ExitOnForwardFailure and a remote forward: the fork is
+# deferred until the forward is confirmed, inside the connection loop,
+# after MT-AES-CTR may already run.  The child goes on with the same keys
+# (the engine continues serially there) and then rekeys to its own threads.
+rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
+"$SSH" -f -F "$SSH_CONFIG" -c aes128-ctr -E "$TESTDIR/fork2.log" -v \
+    -o ExitOnForwardFailure=yes -R 0:127.0.0.1:9 \
+    hpntest "sleep 1; head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
+    >"$TESTDIR/f.out"
+i=0
+while ! grep -q "Exit status" "$TESTDIR/fork2.log" && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+if why=`same_file "$TESTDIR/f.src" "$TESTDIR/f.out"`; then
+	pass deferred-fork
+else
+	fail deferred-fork "$why"
+fi
+sed -n '/forking to background/,$p' "$TESTDIR/fork2.log" >"$TESTDIR/fork2.after"
+if grep -q "deferring postauth fork" "$TESTDIR/fork2.log" &&
+    [ -s "$TESTDIR/fork2.after" ]; then
+	mt_active deferred-fork-mt-in-child "$TESTDIR/fork2.after" aes128-ctr
+else
+	fail deferred-fork-mt-in-child "ssh did not defer its fork"
+fi
+
 # 5. ControlMaster (backgrounded with -f) and two sessions at once.
 CTL="$TESTDIR/ctl"
 "$SSH" -F "$SSH_CONFIG" -c aes192-ctr -E "$TESTDIR/master.log" -v \

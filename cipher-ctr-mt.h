@@ -1,0 +1,100 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#ifndef CIPHER_CTR_MT_H
+#define CIPHER_CTR_MT_H
+
+/*
+ * Multi-threaded AES-CTR keystream engine.
+ *
+ * A context owns a small pool of worker threads that precompute AES-CTR
+ * keystream into a ring of bounded queues; ctr_mt_crypt() only XORs the
+ * precomputed keystream into the data.  The output is bit-for-bit
+ * identical to serial AES-CTR (as done by EVP_aes_*_ctr()) with the same
+ * key and initial counter: the counter is a 128-bit big-endian integer
+ * that is incremented once per 16-byte block and wraps modulo 2^128.
+ *
+ * Threading rules:
+ *  - Any number of contexts may be used concurrently.
+ *  - A single context must only be used by one thread at a time
+ *    (ctr_mt_crypt() and ctr_mt_free() are not reentrant per context).
+ *  - Worker threads are created with all signals blocked, so signal
+ *    delivery to the process is not affected by them.
+ *  - An idle context (all keystream queues full) consumes no CPU.
+ *
+ * fork(): worker threads do not survive fork().  In a forked child,
+ * ctr_mt_crypt() on an inherited context continues the same keystream
+ * with a serial cipher (ssh -f may fork while a connection is keyed; the
+ * child rekeys soon after), and ctr_mt_free() only wipes and releases the
+ * child's copy of the memory (it never locks or joins).
+ *
+ * The engine keeps no copy of the raw key: key material lives only in the
+ * per-worker OpenSSL cipher contexts and in the keystream ring, all of
+ * which are wiped by ctr_mt_free().
+ */
+
+/* Upper bound for the nthreads argument of ctr_mt_new(). */
+#define CTR_MT_MAX_THREADS	16
+
+struct ctr_mt_ctx;
+
+/* Number of online CPUs; always >= 1. */
+int	ctr_mt_ncpu(void);
+
+/*
+ * Suggested number of worker threads for this host: 0 (meaning "use the
+ * serial cipher, threads would not help") when only one CPU is online,
+ * otherwise min(online CPUs, 4).
+ */
+int	ctr_mt_default_threads(void);
+
+/*
+ * Create a context for AES-CTR with a key of keylen bytes (16, 24 or 32:
+ * AES-128/192/256), the 16-byte initial counter block iv, and nthreads
+ * worker threads (1 <= nthreads <= CTR_MT_MAX_THREADS).  Workers start
+ * precomputing keystream immediately.
+ *
+ * Returns NULL on invalid arguments, on allocation or OpenSSL failure, or
+ * if the worker threads cannot be created; in that case nothing is left
+ * behind and the caller should fall back to a serial cipher.
+ */
+struct ctr_mt_ctx *ctr_mt_new(const u_char *key, size_t keylen,
+    const u_char *iv, int nthreads);
+
+/*
+ * Encrypt or decrypt (the same operation) len bytes from src to dst,
+ * continuing the keystream where the previous call stopped.  dst may be
+ * equal to src (in-place), but the buffers must not otherwise overlap.
+ * Any length and any alignment are accepted; len may be 0.
+ *
+ * Returns 0 on success, -1 on error (NULL arguments, or a keystream
+ * generation failure).  After an error the context must only be freed.
+ */
+int	ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
+    size_t len);
+
+/* Number of worker threads of ctx, or -1 if ctx is NULL. */
+int	ctr_mt_nthreads(const struct ctr_mt_ctx *ctx);
+
+/*
+ * Stop and join the worker threads, wipe all key and keystream material
+ * (explicit_bzero) and free the context.  ctx may be NULL.  In a forked
+ * child the threads are not joined (they do not exist there); memory is
+ * wiped and freed only.
+ */
+void	ctr_mt_free(struct ctr_mt_ctx *ctx);
+
+#endif /* CIPHER_CTR_MT_H */

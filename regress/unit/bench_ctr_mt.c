@@ -1,0 +1,336 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Throughput benchmark for the multi-threaded AES-CTR engine.
+ *
+ * usage: bench_ctr_mt [total-MiB [call-KiB [repeat]]]
+ *
+ * For AES-128/192/256 and 1, 2 and 4 workers, encrypts total-MiB
+ * (default 512) in call-KiB (default 32, like SSH packets) pieces with
+ * ctr_mt_crypt() and compares with serial EVP AES-CTR over the same calls.
+ * With repeat > 1 (default 1) every figure is the best of that many runs,
+ * which filters out interference from other load on the machine.
+ * The "cores" column is process CPU time / wall time of the
+ * multi-threaded run.  "2x serial" is the combined MB/s of two independent
+ * serial streams run at the same time on two threads: the most that two
+ * CPUs of this machine deliver for embarrassingly parallel AES-CTR, i.e. a
+ * practical ceiling for the engine.  Set OPENSSL_ia32cap=~0x200000200000000
+ * to mask AES-NI.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "../../cipher-ctr-mt.h"
+
+#define BUFBYTES	(256 * 1024)	/* src/dst buffers cycled through */
+#define AESNI_BIT	57		/* OPENSSL_ia32cap bit for AES-NI */
+
+static double
+now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+fill_random(u_char *p, size_t len)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (u_char)(x >> 24);
+	}
+}
+
+/* Print CPU model, online cores and whether AES-NI is usable. */
+static void
+print_host(void)
+{
+	FILE *f;
+	char line[4096], model[256] = "unknown", *p, *tok;
+	const char *cap;
+	int have_aes = 0, aesni;
+	unsigned long long v;
+
+	if ((f = fopen("/proc/cpuinfo", "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "model name", 10) == 0 &&
+			    strcmp(model, "unknown") == 0 &&
+			    (p = strchr(line, ':')) != NULL) {
+				p += strspn(p + 1, " \t") + 1;
+				p[strcspn(p, "\n")] = '\0';
+				snprintf(model, sizeof(model), "%s", p);
+			}
+			if (strncmp(line, "flags", 5) == 0 && !have_aes &&
+			    (p = strchr(line, ':')) != NULL) {
+				for (tok = strtok(p + 1, " \t\n"); tok != NULL;
+				    tok = strtok(NULL, " \t\n")) {
+					if (strcmp(tok, "aes") == 0)
+						have_aes = 1;
+				}
+			}
+		}
+		fclose(f);
+	}
+	aesni = have_aes;
+	if ((cap = getenv("OPENSSL_ia32cap")) != NULL) {
+		/* "~MASK" clears bits, a plain value replaces the vector. */
+		if (*cap == '~') {
+			v = strtoull(cap + 1, NULL, 0);
+			if (v & (1ULL << AESNI_BIT))
+				aesni = 0;
+		} else {
+			v = strtoull(cap, NULL, 0);
+			if (!(v & (1ULL << AESNI_BIT)))
+				aesni = 0;
+		}
+	}
+	printf("cpu: %s\n", model);
+	printf("online cores: %d (default threads %d)\n", ctr_mt_ncpu(),
+	    ctr_mt_default_threads());
+	printf("AES-NI: %s (cpu flag aes: %s", aesni ? "yes" : "no",
+	    have_aes ? "yes" : "no");
+	if (cap != NULL)
+		printf(", OPENSSL_ia32cap=%s", cap);
+	printf(")\n");
+}
+
+static const EVP_CIPHER *
+cipher_for(size_t keylen)
+{
+	switch (keylen) {
+	case 16:
+		return EVP_aes_128_ctr();
+	case 24:
+		return EVP_aes_192_ctr();
+	default:
+		return EVP_aes_256_ctr();
+	}
+}
+
+/* Returns MB/s, or a negative value on error. */
+static double
+bench_serial(size_t keylen, const u_char *key, const u_char *iv,
+    u_char *dst, const u_char *src, size_t total, size_t call)
+{
+	EVP_CIPHER_CTX *evp;
+	size_t done, off = 0;
+	double t0, t1;
+	int outl;
+
+	if ((evp = EVP_CIPHER_CTX_new()) == NULL ||
+	    EVP_EncryptInit_ex(evp, cipher_for(keylen), NULL, key, iv) != 1)
+		return -1;
+	t0 = now(CLOCK_MONOTONIC);
+	for (done = 0; done < total; done += call) {
+		if (EVP_EncryptUpdate(evp, dst + off, &outl, src + off,
+		    (int)call) != 1) {
+			EVP_CIPHER_CTX_free(evp);
+			return -1;
+		}
+		off = (off + call) % BUFBYTES;
+	}
+	t1 = now(CLOCK_MONOTONIC);
+	EVP_CIPHER_CTX_free(evp);
+	return total / (t1 - t0) / 1e6;
+}
+
+struct pair_arg {
+	size_t		 keylen, total, call;
+	const u_char	*key, *iv, *src;
+	u_char		*dst;
+	double		 mbs;
+};
+
+static void *
+pair_main(void *p)
+{
+	struct pair_arg *a = p;
+
+	a->mbs = bench_serial(a->keylen, a->key, a->iv, a->dst, a->src,
+	    a->total, a->call);
+	return NULL;
+}
+
+/* Two concurrent serial streams; returns their combined MB/s. */
+static double
+bench_serial_pair(size_t keylen, const u_char *key, const u_char *iv,
+    const u_char *src, size_t total, size_t call)
+{
+	struct pair_arg a[2];
+	pthread_t tid[2];
+	double t0, t1;
+	int i, n = 0, ok = 1;
+
+	for (i = 0; i < 2; i++) {
+		a[i].keylen = keylen;
+		a[i].total = total;
+		a[i].call = call;
+		a[i].key = key;
+		a[i].iv = iv;
+		a[i].src = src;
+		a[i].mbs = -1;
+		if ((a[i].dst = malloc(BUFBYTES)) == NULL)
+			ok = 0;
+	}
+	t0 = now(CLOCK_MONOTONIC);
+	for (i = 0; ok && i < 2; i++) {
+		if (pthread_create(&tid[i], NULL, pair_main, &a[i]) != 0)
+			ok = 0;
+		else
+			n++;
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	t1 = now(CLOCK_MONOTONIC);
+	for (i = 0; i < 2; i++) {
+		free(a[i].dst);
+		if (a[i].mbs <= 0)
+			ok = 0;
+	}
+	return ok ? 2 * total / (t1 - t0) / 1e6 : -1;
+}
+
+/* Returns MB/s and stores CPU time / wall time in *cores. */
+static double
+bench_mt(size_t keylen, const u_char *key, const u_char *iv, int nthreads,
+    u_char *dst, const u_char *src, size_t total, size_t call,
+    double *cores)
+{
+	struct ctr_mt_ctx *ctx;
+	size_t done, off = 0;
+	double t0, t1, c0, c1;
+
+	if ((ctx = ctr_mt_new(key, keylen, iv, nthreads)) == NULL)
+		return -1;
+	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = now(CLOCK_MONOTONIC);
+	for (done = 0; done < total; done += call) {
+		if (ctr_mt_crypt(ctx, dst + off, src + off, call) != 0) {
+			ctr_mt_free(ctx);
+			return -1;
+		}
+		off = (off + call) % BUFBYTES;
+	}
+	t1 = now(CLOCK_MONOTONIC);
+	c1 = now(CLOCK_PROCESS_CPUTIME_ID);
+	ctr_mt_free(ctx);
+	*cores = (c1 - c0) / (t1 - t0);
+	return total / (t1 - t0) / 1e6;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const size_t keylens[] = { 16, 24, 32 };
+	static const int workers[] = { 1, 2, 4 };
+	u_char key[32], iv[16], *src, *dst;
+	size_t total, call, ki;
+	double serial, pair, mt, r, cores, c;
+	long mib = 512, kib = 32, reps = 1, i;
+	int wi, rc = 0;
+
+	if (argc > 1 && (mib = strtol(argv[1], NULL, 10)) < 1) {
+		fprintf(stderr, "usage: %s [total-MiB [call-KiB [repeat]]]\n",
+		    argv[0]);
+		return 2;
+	}
+	if (argc > 2 && ((kib = strtol(argv[2], NULL, 10)) < 1 ||
+	    kib > BUFBYTES / 1024 || (BUFBYTES / 1024) % kib != 0)) {
+		fprintf(stderr, "call-KiB must divide %d\n", BUFBYTES / 1024);
+		return 2;
+	}
+	if (argc > 3 && (reps = strtol(argv[3], NULL, 10)) < 1) {
+		fprintf(stderr, "repeat must be >= 1\n");
+		return 2;
+	}
+	total = (size_t)mib * 1024 * 1024;
+	call = (size_t)kib * 1024;
+	total -= total % call;
+
+	if ((src = malloc(BUFBYTES)) == NULL ||
+	    (dst = malloc(BUFBYTES)) == NULL) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	fill_random(src, BUFBYTES);
+	fill_random(key, sizeof(key));
+	fill_random(iv, sizeof(iv));
+
+	print_host();
+	printf("total %ld MiB per run, %ld KiB per call, best of %ld\n\n",
+	    mib, kib, reps);
+	printf("%-8s %7s %10s %12s %7s %6s %10s\n", "cipher", "workers",
+	    "mt MB/s", "serial MB/s", "ratio", "cores", "2x serial");
+	for (ki = 0; ki < sizeof(keylens) / sizeof(keylens[0]); ki++) {
+		serial = pair = -1;
+		for (i = 0; i < reps; i++) {
+			r = bench_serial(keylens[ki], key, iv, dst, src,
+			    total, call);
+			if (i == 0 || r > serial)
+				serial = r;
+			r = bench_serial_pair(keylens[ki], key, iv, src,
+			    total, call);
+			if (i == 0 || r > pair)
+				pair = r;
+		}
+		for (wi = 0; wi < (int)(sizeof(workers) / sizeof(workers[0]));
+		    wi++) {
+			mt = -1;
+			cores = 0;
+			for (i = 0; i < reps; i++) {
+				r = bench_mt(keylens[ki], key, iv, workers[wi],
+				    dst, src, total, call, &c);
+				if (i == 0 || r > mt) {
+					mt = r;
+					cores = c;
+				}
+			}
+			if (serial <= 0 || pair <= 0 || mt <= 0) {
+				printf("aes%-5zu %7d %10s\n", keylens[ki] * 8,
+				    workers[wi], "error");
+				rc = 1;
+				continue;
+			}
+			printf("aes%-5zu %7d %10.0f %12.0f %6.2fx %6.2f "
+			    "%10.0f\n", keylens[ki] * 8, workers[wi], mt,
+			    serial, mt / serial, cores, pair);
+			fflush(stdout);
+		}
+	}
+	free(src);
+	free(dst);
+	return rc;
+}
