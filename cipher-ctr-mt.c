@@ -77,9 +77,38 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "cipher-ctr-mt.h"
+
+int
+ctr_mt_ncpu(void)
+{
+	long n;
+
+#ifdef _SC_NPROCESSORS_ONLN
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+	n = 1;
+#endif
+	if (n < 1)
+		return 1;
+	if (n > 1024)
+		return 1024;
+	return (int)n;
+}
+
+int
+ctr_mt_default_threads(void)
+{
+	int n = ctr_mt_ncpu();
+
+	if (n <= 1)
+		return 0;
+	return n < 4 ? n : 4;
+}
+
+#ifdef WITH_OPENSSL
+
+#include <openssl/evp.h>
 
 #define CTR_MT_BLOCK		16		/* AES block size */
 #define CTR_MT_RING_BYTES	(1024 * 1024)	/* keystream per context */
@@ -187,33 +216,6 @@ ctx_forked(const struct ctr_mt_ctx *ctx)
 	    ctx->forkgen)
 		return 0;
 	return getpid() != ctx->pid;
-}
-
-int
-ctr_mt_ncpu(void)
-{
-	long n;
-
-#ifdef _SC_NPROCESSORS_ONLN
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-	n = 1;
-#endif
-	if (n < 1)
-		return 1;
-	if (n > 1024)
-		return 1024;
-	return (int)n;
-}
-
-int
-ctr_mt_default_threads(void)
-{
-	int n = ctr_mt_ncpu();
-
-	if (n <= 1)
-		return 0;
-	return n < 4 ? n : 4;
 }
 
 int
@@ -727,3 +729,5 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 	ctx_destroy(ctx, 1);
 	return NULL;
 }
+
+#endif /* WITH_OPENSSL */
