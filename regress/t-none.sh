@@ -162,6 +162,33 @@ else
 	expect preauth-sshd-ciphers "$TESTDIR/err.scnone" "line 2"
 fi
 
+# The proposals themselves: sshd offers none only after authentication,
+# the client prefers it only then (ssh -vv prints every KEXINIT proposal).
+"$SSH" -vv -F "$SSH_CONFIG" $NONE hpntest true 2>"$TESTDIR/err.props"
+# proposals WHO: the "ciphers ctos" line of each KEXINIT proposal of WHO.
+proposals() {
+	awk -v who="$1" '/KEXINIT proposal/ { p = ($0 ~ who) }
+	    p && /ciphers ctos:/ { sub(/.*ciphers ctos: /, ""); sub(/\r$/, "")
+		print; p = 0 }' \
+	    "$TESTDIR/err.props"
+}
+proposals "peer server" >"$TESTDIR/props.server"
+proposals "local client" >"$TESTDIR/props.client"
+if [ "`wc -l <"$TESTDIR/props.server"`" -eq 2 ] &&
+    ! head -n1 "$TESTDIR/props.server" | grep -q "none" &&
+    tail -n1 "$TESTDIR/props.server" | grep -q ",none$"; then
+	pass proposal-server
+else
+	fail proposal-server "`tr '\n' ' ' <"$TESTDIR/props.server"`"
+fi
+if [ "`wc -l <"$TESTDIR/props.client"`" -eq 2 ] &&
+    ! head -n1 "$TESTDIR/props.client" | grep -q "none" &&
+    tail -n1 "$TESTDIR/props.client" | grep -q "^none,."; then
+	pass proposal-client
+else
+	fail proposal-client "`tr '\n' ' ' <"$TESTDIR/props.client"`"
+fi
+
 # --- The switch: our client and server both opted in.
 upload switch $NONE
 download switch $NONE
@@ -173,10 +200,10 @@ expect switch-server-kex "$SSHD_LOG" \
     "kex: client->server cipher: none MAC: [a-z]"
 refute switch-server-mac "$SSHD_LOG" "cipher: none MAC: none"
 refute switch-not-preauth "$SSHD_LOG" "cipher: none .*\[preauth\]"
-if [ "`nlines 'kex: client->server cipher: none' "$SSHD_LOG"`" -eq 2 ]; then
+if [ "`nlines 'kex: client->server cipher: none' "$SSHD_LOG"`" -eq 3 ]; then
 	pass switch-each-connection
 else
-	fail switch-each-connection "want 2 kex with none, got `nlines \
+	fail switch-each-connection "want 3 kex with none, got `nlines \
 	    'kex: client->server cipher: none' "$SSHD_LOG"`"
 fi
 
