@@ -133,6 +133,13 @@ else
 	expect sshd-bad-value "$TESTDIR/err.sbad" "line 2"
 fi
 
+# none is never listed among the usable algorithms.
+if "$SSH" -Q cipher | grep -qx none || "$SSH" -Q mac | grep -qx none; then
+	fail query-not-listed "ssh -Q lists none"
+else
+	pass query-not-listed
+fi
+
 # --- none is never possible before authentication, whatever the server.
 start_sshd none hpn "NoneEnabled yes"
 for a in "-c none" "-c +none" "-m none" "-o Ciphers=none" "-o MACs=none"; do
@@ -153,14 +160,16 @@ if "$SSH" -F "$TESTDIR/ssh_config.cnone" hpntest true \
 else
 	expect preauth-config-ciphers "$TESTDIR/err.cnone" "line 2"
 fi
-sed 's/^NoneEnabled yes/Ciphers none/' "$TESTDIR/sshd_config.T" \
-    >"$TESTDIR/sshd_config.cnone"
-if "$HPN_BUILD/sshd" -t -f "$TESTDIR/sshd_config.cnone" \
-    >/dev/null 2>"$TESTDIR/err.scnone"; then
-	fail preauth-sshd-ciphers "sshd accepted Ciphers none"
-else
-	expect preauth-sshd-ciphers "$TESTDIR/err.scnone" "line 2"
-fi
+for kw in Ciphers MACs; do
+	sed "s/^NoneEnabled yes/$kw none/" "$TESTDIR/sshd_config.T" \
+	    >"$TESTDIR/sshd_config.$kw"
+	if "$HPN_BUILD/sshd" -t -f "$TESTDIR/sshd_config.$kw" \
+	    >/dev/null 2>"$TESTDIR/err.s$kw"; then
+		fail "preauth-sshd-$kw" "sshd accepted $kw none"
+	else
+		expect "preauth-sshd-$kw" "$TESTDIR/err.s$kw" "line 2"
+	fi
+done
 
 # The proposals themselves: sshd offers none only after authentication,
 # the client prefers it only then (ssh -vv prints every KEXINIT proposal).
