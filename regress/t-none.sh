@@ -69,6 +69,27 @@ refute() {
 	fi
 }
 
+# --- Hand-written KEXINIT proposals between two in-memory endpoints
+# (regress/unit/test_none_kex.c, linked with the patched libssh): none is
+# refused before authentication even when both sides ask for it.
+B="$HPN_BUILD"
+if ${CC:-cc} -O2 -g -I"$B" -I"$B/openbsd-compat" -o "$TESTDIR/test_none_kex" \
+    "$HPN_TOP/regress/unit/test_none_kex.c" "$B/ssh-sk-client.o" \
+    -L"$B" -L"$B/openbsd-compat" -lssh -lopenbsd-compat -lssh \
+    -lopenbsd-compat -lcrypto -lz -lpthread >"$TESTDIR/cc.kex" 2>&1; then
+	"$TESTDIR/test_none_kex" >"$TESTDIR/out.kex" 2>"$TESTDIR/err.kex"
+	sed -n 's/^ok - \(.*\)/\1/p' "$TESTDIR/out.kex" | while read -r t; do
+		pass "kex/$t"
+	done
+	sed -n 's/^not ok - \([^:]*\): \(.*\)/\1 \2/p' "$TESTDIR/out.kex" |
+	    while read -r t why; do
+		fail "kex/$t" "$why"
+	done
+	check kex-summary grep -q "^8 passed, 0 failed" "$TESTDIR/out.kex"
+else
+	fail kex-build "`grep -m1 error "$TESTDIR/cc.kex"`"
+fi
+
 # --- Options: ssh -G, sshd -T, bad values with their line number.
 "$SSH" -G -F /dev/null host >"$TESTDIR/G.default" 2>/dev/null
 if grep -qx "noneenabled no" "$TESTDIR/G.default" &&
