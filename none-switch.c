@@ -133,8 +133,11 @@ none_switch_client(struct ssh *ssh, int enabled, int mac_enabled,
 	if (!enabled)
 		return;
 	if (!none_switch_permitted(ssh_packet_authenticated(ssh), have_tty)) {
-		logit("NoneSwitch: the session has a tty, "
-		    "data stays encrypted");
+		if (have_tty)
+			logit("NoneSwitch: the session has a tty, "
+			    "data stays encrypted");
+		else
+			error_f("not authenticated");
 		return;
 	}
 	if (ssh->compat & SSH_BUG_NOREKEY) {
