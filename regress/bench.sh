@@ -8,7 +8,9 @@
 #      workers, each key size, with AES-NI and with AES-NI masked;
 #   2. loopback: ssh 'cat >/dev/null' of BENCH_BYTES (default 2 GiB),
 #      build/stock ssh+sshd vs build/hpn ssh+sshd, median of BENCH_RUNS
-#      (default 3) per cipher, and the ratio.
+#      (default 3) per cipher, and the ratio;
+#   3. loopback, patched only: the none cipher after authentication
+#      (NoneSwitch), with and without the MAC, against patched aes256-ctr.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -76,7 +78,7 @@ aes128-gcm@openssh.com aes256-gcm@openssh.com chacha20-poly1305@openssh.com"}
 start_sshd bench-stock stock
 STOCK_CFG="$SSH_CONFIG"
 STOCK_SSHD=$SSHD_PID
-start_sshd bench-hpn hpn "LogLevel INFO"
+start_sshd bench-hpn hpn "LogLevel INFO" "NoneEnabled yes" "NoneMacEnabled yes"
 HPN_CFG="$SSH_CONFIG"
 
 mib=`expr $BYTES / 1048576`
@@ -96,11 +98,42 @@ for c in $CIPHERS_BENCH; do
 	done
 	ts=`median <"$TESTDIR/t.stock"`
 	th=`median <"$TESTDIR/t.hpn"`
+	[ "$c" = aes256-ctr ] && T_AES256="$th"
 	echo "$c $ts $th" | awk -v b=$BYTES '{
 		s = ($2 > 0) ? b / $2 / 1e6 : 0
 		h = ($3 > 0) ? b / $3 / 1e6 : 0
 		printf "%-32s %12.1f %12.1f %8.2f\n", $1, s, h,
 		    (s > 0) ? h / s : 0
+	}'
+done
+
+# 3. The none cipher: patched only, stock cannot switch.
+SSH_CONFIG="$HPN_CFG"
+# median_run FILE SSH-ARGS...: the median of RUNS patched runs.
+median_run() {
+	_f="$1"
+	shift
+	: >"$_f"
+	_r=0
+	while [ $_r -lt $RUNS ]; do
+		one_run "$HPN_BUILD" aes256-ctr -q "$@" >>"$_f"
+		_r=`expr $_r + 1`
+	done
+	median <"$_f"
+}
+[ -n "${T_AES256:-}" ] || T_AES256=`median_run "$TESTDIR/t.aes256"`
+NONE="-o NoneEnabled=yes -o NoneSwitch=yes"
+T_NONE=`median_run "$TESTDIR/t.none" $NONE`
+T_NONEMAC=`median_run "$TESTDIR/t.nonemac" $NONE -o NoneMacEnabled=yes`
+echo
+echo "== loopback, patched only: none cipher after authentication, $mib MiB"
+printf "%-32s %12s %12s %8s\n" mode "" "patched MB/s" "/aes256"
+for row in "aes256-ctr $T_AES256" "none $T_NONE" "none+none-MAC $T_NONEMAC"; do
+	echo "$row $T_AES256" | awk -v b=$BYTES '{
+		h = ($2 > 0) ? b / $2 / 1e6 : 0
+		a = ($3 > 0) ? b / $3 / 1e6 : 0
+		printf "%-32s %12s %12.1f %8.2f\n", $1, "-", h,
+		    (a > 0) ? h / a : 0
 	}'
 done
 exit 0
