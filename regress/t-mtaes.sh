@@ -250,12 +250,12 @@ else
 fi
 mt_active disable-client-server-still-mt "$TESTDIR/srv.log" aes256-ctr
 
-stream_up threads-3 aes128-ctr $MID -o MTAESThreads=3
+stream_up threads-3 aes128-ctr $MID -o AESCTRThreads=3
 if grep -q "MT-AES-CTR: aes128-ctr out with 3 threads" \
     "$TESTDIR/threads-3.log"; then
 	pass threads-option
 else
-	fail threads-option "MTAESThreads=3 not honoured"
+	fail threads-option "AESCTRThreads=3 not honoured"
 fi
 
 stream_up gcm aes128-gcm@openssh.com $MID
@@ -289,28 +289,28 @@ stop_sshd
 # line number.
 G=`"$SSH" -G -F "$SSH_CONFIG" hpntest 2>/dev/null`
 if echo "$G" | grep -qx "disablemtaes no" &&
-    echo "$G" | grep -qx "mtaesthreads 0"; then
+    echo "$G" | grep -qx "aesctrthreads 0"; then
 	pass ssh-G-defaults
 else
-	fail ssh-G-defaults "ssh -G lacks disablemtaes/mtaesthreads"
+	fail ssh-G-defaults "ssh -G lacks disablemtaes/aesctrthreads"
 fi
-G=`"$SSH" -G -F "$SSH_CONFIG" -o DisableMTAES=yes -o MTAESThreads=3 hpntest \
+G=`"$SSH" -G -F "$SSH_CONFIG" -o DisableMTAES=yes -o AESCTRThreads=3 hpntest \
     2>/dev/null`
 if echo "$G" | grep -qx "disablemtaes yes" &&
-    echo "$G" | grep -qx "mtaesthreads 3"; then
+    echo "$G" | grep -qx "aesctrthreads 3"; then
 	pass ssh-G-set
 else
 	fail ssh-G-set "ssh -G does not show the values set"
 fi
 T=`"$HPN_BUILD/sshd" -T -f "$TESTDIR/sshd_config.mt" 2>&1`
 if echo "$T" | grep -qx "disablemtaes no" &&
-    echo "$T" | grep -qx "mtaesthreads 0"; then
+    echo "$T" | grep -qx "aesctrthreads 0"; then
 	pass sshd-T-defaults
 else
-	fail sshd-T-defaults "sshd -T lacks disablemtaes/mtaesthreads"
+	fail sshd-T-defaults "sshd -T lacks disablemtaes/aesctrthreads"
 fi
-for bad in "MTAESThreads 17" "MTAESThreads -1" "MTAESThreads lots" \
-    "MTAESThreads" "DisableMTAES maybe"; do
+for bad in "AESCTRThreads 17" "AESCTRThreads -1" "AESCTRThreads lots" \
+    "AESCTRThreads" "DisableMTAES maybe"; do
 	name=`echo "$bad" | tr ' ' '-'`
 	printf 'Host *\n\tUser nobody\n%s\n' "$bad" >"$TESTDIR/bad_config"
 	if "$SSH" -G -F "$TESTDIR/bad_config" hpntest >/dev/null \
