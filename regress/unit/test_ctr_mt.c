@@ -26,6 +26,7 @@
 #include "includes.h"
 
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -640,6 +641,74 @@ test_fork(void)
 	free(ref);
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+# define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#  define UNDER_SANITIZER 1
+# endif
+#endif
+
+/*
+ * Resource exhaustion: in children with a growing address space limit
+ * (run before any thread exists, so no cached thread stacks are reused),
+ * ctr_mt_new() first fails to allocate, then fails to create some of its
+ * threads, then succeeds.  It must return NULL cleanly (no crash, no
+ * hang) until it succeeds.
+ */
+static void
+test_thread_failure(void)
+{
+#ifdef UNDER_SANITIZER
+	result(1, "thread creation failure: skipped under sanitizer");
+#else
+	u_char key[32], iv[16], buf[1000];
+	struct ctr_mt_ctx *ctx;
+	struct rlimit rl;
+	unsigned long vmpages;
+	int k, status, nnull = 0, nok = 0, nbad = 0;
+	FILE *f;
+	pid_t pid;
+
+	rnd_key_iv(key, iv);
+	memset(buf, 0, sizeof(buf));
+	for (k = 0; k < 48; k += 2) {
+		fflush(stdout);
+		fflush(stderr);
+		if ((pid = fork()) == -1) {
+			nbad++;
+			break;
+		}
+		if (pid == 0) {
+			alarm(10);
+			if ((f = fopen("/proc/self/statm", "r")) == NULL ||
+			    fscanf(f, "%lu", &vmpages) != 1)
+				_exit(3);
+			fclose(f);
+			rl.rlim_cur = rl.rlim_max = vmpages *
+			    (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)k * MiB;
+			if (setrlimit(RLIMIT_AS, &rl) != 0)
+				_exit(3);
+			if ((ctx = ctr_mt_new(key, 16, iv, 4)) == NULL)
+				_exit(0);
+			status = ctr_mt_crypt(ctx, buf, buf, sizeof(buf));
+			ctr_mt_free(ctx);
+			_exit(status == 0 ? 1 : 3);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1))
+			nbad++;
+		else if (WEXITSTATUS(status) == 0)
+			nnull++;
+		else
+			nok++;
+	}
+	result(nbad == 0 && nnull > 0 && nok > 0, "thread creation failure: "
+	    "%d NULL, %d ok, %d crashed as the address space limit grows",
+	    nnull, nok, nbad);
+#endif
+}
+
 static void
 test_teardown(void)
 {
@@ -824,6 +893,8 @@ main(void)
 	printf("# seed %llu (set CTR_MT_SEED to reproduce)%s\n",
 	    (unsigned long long)seed, quick ? ", quick mode" : "");
 
+	/* First, while glibc has no cached thread stacks to hand out. */
+	test_thread_failure();
 	test_api();
 	test_keys_threads();
 	test_splits();
