@@ -17,7 +17,7 @@ export HPN_TOP
 export HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
 export STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
 
-QUICK="unit basic interop"
+QUICK="unit basic interop window"
 
 if [ $# -eq 0 ]; then
 	set -- quick
