@@ -17,10 +17,20 @@
 #ifndef HPN_WINDOW_H
 #define HPN_WINDOW_H
 
-/* Largest window we will ever advertise: HPNBufferSize's upper bound. */
-#define HPN_WINDOW_MAX		(64*1024*1024)
+/*
+ * Largest window we will ever advertise.  The receiving channel's output
+ * buffer holds up to a window of data, and its allocation up to twice
+ * that before sshbuf packs it; it must stay well under SSHBUF_SIZE_MAX
+ * (128 MiB), or sshbuf packs the whole buffer before every append.
+ */
+#define HPN_WINDOW_MAX		(32*1024*1024)
 /* Default for HPNBufferSize, in KiB. */
 #define HPN_BUFFER_SIZE_DEFAULT	(HPN_WINDOW_MAX / 1024)
+/*
+ * HPNBufferSize and TcpRcvBuf accept up to this many KiB, as old HPN-SSH
+ * configurations may say; HPNBufferSize acts as HPN_WINDOW_MAX above it.
+ */
+#define HPN_CONFIG_MAX_KB	65536
 /*
  * Largest window offered to a peer that is not known to be patched.  A
  * stock sender reads up to a window of data into its channel input buffer,

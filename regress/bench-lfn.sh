@@ -78,13 +78,13 @@ cmd() {
 # bench_pair LABEL DIR CLIENT-BUILD SERVER-FLAVOUR
 bench_pair() {
 	_label="$1"
-	_dir="$2"
+	_way="$2"
 	_cb="$3"
-	lfn_start_sshd "b$_label" "$4"
+	lfn_start_sshd "b`echo "$_label" | tr -c 'a-z\n' _`" "$4"
 	for _m in ssh-file ssh-pipe scp sftp; do
-		run "`cmd $_dir $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
+		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
 		_setup=$ELAPSED
-		run "`cmd $_dir $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
+		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
 		awk -v l="$_label" -v m="$_m" -v e="$ELAPSED" -v s="$_setup" \
 		    -v b="$BYTES" -v raw="$RAW" -v c="$CCPU" -v sc="$SCPU" \
 		    -v gib=$GIB 'BEGIN {

@@ -3,7 +3,8 @@
 # t-window.sh: dynamic channel windows.  The options in sshd -T / ssh -G and
 # their bad values; then, on an emulated 100 Mbit/s, 50 ms RTT link
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
-# window must grow past stock's 2 MiB (from the debug2 log): session
+# window must grow past stock's 2 MiB (from the debug2 log), and never past
+# 32 MiB (8064 KiB for a stock peer): session
 # upload and download, a -L forwarding, a ControlMaster session, a stock
 # sender into our sshd (window capped for it) and our ssh downloading from
 # a stock sshd; with HPNDisabled the window must stay at 2 MiB.
@@ -15,6 +16,7 @@ SSH="$HPN_BUILD/ssh"
 SIZE=${HPN_WINDOW_BYTES:-67108864}
 STOCK_WINDOW=2097152
 STOCK_PEER_MAX=8257536		# HPN_WINDOW_STOCK_MAX
+WINDOW_MAX=33554432		# HPN_WINDOW_MAX
 
 hpn_keys
 
@@ -61,14 +63,14 @@ want_lines() {
 }
 
 out=`"$HPN_BUILD/sshd" -T -f "\`sshd_conf\`" 2>&1`
-want_lines sshd-T-defaults "$out" "hpndisabled no" "hpnbuffersize 65536" \
+want_lines sshd-T-defaults "$out" "hpndisabled no" "hpnbuffersize 32768" \
     "tcprcvbufpoll yes" "tcprcvbuf 0"
 out=`"$HPN_BUILD/sshd" -T -f "\`sshd_conf 'HPNDisabled yes' \
     'HPNBufferSize 8192' 'TcpRcvBufPoll no' 'TcpRcvBuf 4096'\`" 2>&1`
 want_lines sshd-T-set "$out" "hpndisabled yes" "hpnbuffersize 8192" \
     "tcprcvbufpoll no" "tcprcvbuf 4096"
 out=`"$SSH" -G -F "\`ssh_conf\`" somehost 2>&1`
-want_lines ssh-G-defaults "$out" "hpndisabled no" "hpnbuffersize 65536" \
+want_lines ssh-G-defaults "$out" "hpndisabled no" "hpnbuffersize 32768" \
     "tcprcvbufpoll yes" "tcprcvbuf 0"
 out=`"$SSH" -G -F "\`ssh_conf 'HPNDisabled yes' 'HPNBufferSize 8192' \
     'TcpRcvBufPoll no' 'TcpRcvBuf 4096'\`" somehost 2>&1`
@@ -112,7 +114,7 @@ max_window() {
 }
 
 # grew NAME LOG FROM-LINE [MAX]: pass if the window grew past stock's
-# (and, with MAX, no further than MAX).
+# and no further than MAX.
 grew() {
 	_w=`max_window "$2" "$3"`
 	if [ -z "$_w" ] || [ "$_w" -le $STOCK_WINDOW ]; then
@@ -154,14 +156,14 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same session-upload "$TESTDIR/up"
-	grew session-upload-window "$SSHD_LOG" $from
+	grew session-upload-window "$SSHD_LOG" $from $WINDOW_MAX
 else
 	fail session-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.log" -F "$SSH_CONFIG" hpntest \
     "cat $DATA" >"$TESTDIR/down"; then
 	same session-download "$TESTDIR/down"
-	grew session-download-window "$TESTDIR/down.log" 1
+	grew session-download-window "$TESTDIR/down.log" 1 $WINDOW_MAX
 else
 	fail session-download "ssh failed: `tail -n 1 "$TESTDIR/down.log"`"
 fi
@@ -188,7 +190,7 @@ done
 if lfn_a "$TESTDIR/lfnperf" -c 127.0.0.1 5302 "@$DATA" >/dev/null; then
 	wait $SINK
 	same forward-L "$TESTDIR/fwd"
-	grew forward-L-window "$SSHD_LOG" $from
+	grew forward-L-window "$SSHD_LOG" $from $WINDOW_MAX
 else
 	fail forward-L "transfer through -L failed: `tail -n 1 \
 	    "$TESTDIR/fwd.err"`"
@@ -212,7 +214,7 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same mux-upload "$TESTDIR/up"
-	grew mux-upload-window "$SSHD_LOG" $from
+	grew mux-upload-window "$SSHD_LOG" $from $WINDOW_MAX
 else
 	fail mux-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -220,7 +222,7 @@ mfrom=`lines "$TESTDIR/master.log"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat $DATA" \
     >"$TESTDIR/down" 2>"$TESTDIR/err"; then
 	same mux-download "$TESTDIR/down"
-	grew mux-download-window "$TESTDIR/master.log" $mfrom
+	grew mux-download-window "$TESTDIR/master.log" $mfrom $WINDOW_MAX
 else
 	fail mux-download "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
