@@ -17,7 +17,7 @@ export HPN_TOP
 export HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
 export STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
 
-QUICK="build unit basic interop mtaes none stats"
+QUICK="build unit basic interop mtaes none stats window"
 
 if [ $# -eq 0 ]; then
 	set -- quick

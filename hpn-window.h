@@ -1,0 +1,59 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors.
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#ifndef HPN_WINDOW_H
+#define HPN_WINDOW_H
+
+/*
+ * Largest window we will ever advertise.  The receiving channel's output
+ * buffer holds up to a window of data, and its allocation up to twice
+ * that before sshbuf packs it; it must stay well under SSHBUF_SIZE_MAX
+ * (128 MiB), or sshbuf packs the whole buffer before every append.
+ */
+#define HPN_WINDOW_MAX		(32*1024*1024)
+/* Default for HPNBufferSize, in KiB. */
+#define HPN_BUFFER_SIZE_DEFAULT	(HPN_WINDOW_MAX / 1024)
+/*
+ * HPNBufferSize and TcpRcvBuf accept up to this many KiB, as old HPN-SSH
+ * configurations may say; HPNBufferSize acts as HPN_WINDOW_MAX above it.
+ */
+#define HPN_CONFIG_MAX_KB	65536
+/*
+ * Largest window offered to a peer that is not known to be patched.  A
+ * stock sender reads up to a window of data into its channel input buffer,
+ * whose limit is CHAN_INPUT_MAX (16 MiB); once the buffer's size nears that
+ * limit, sshbuf packs it (moves all of it) before every read, and the
+ * sender slows to a crawl.  Keeping the window under half the limit keeps
+ * sshbuf's ordinary amortised packing.
+ */
+#define HPN_WINDOW_STOCK_MAX	(8*1024*1024 - 128*1024)
+/*
+ * How much a patched sender reads ahead into a channel's input buffer,
+ * whatever the window, for the same reason.  The data in flight lives in
+ * the socket's send buffer, not there.
+ */
+#define HPN_INPUT_READAHEAD	(4*1024*1024)
+/* How often the socket's receive buffer is read, at most. */
+#define HPN_POLL_MSEC		100
+
+struct ssh;
+
+void	hpn_window_init(int, int, int);
+u_int	hpn_window_target(struct ssh *, u_int);
+int	hpn_sock_rcvbuf(int);
+void	hpn_set_sock_rcvbuf(int, int);
+
+#endif /* HPN_WINDOW_H */

@@ -1,0 +1,127 @@
+#!/bin/sh
+#
+# bench-lfn.sh: throughput on an emulated long fat network (make bench-lfn;
+# not part of make check).  Needs root (network namespaces, regress/lfn.sh).
+#
+# For each link (default "1000:100 100:50", Mbit/s:RTT-ms, override with
+# BENCH_LINKS) it measures raw TCP goodput for BENCH_RAW_BYTES (1 GiB) with
+# regress/lfnperf.c, then for stock->stock, patched->patched, stock->patched
+# (upload into our sshd) and patched<-stock (download by our ssh from a
+# stock sshd): ssh 'cat >/dev/null' fed from a file and from a pipe, scp
+# and sftp, each moving BENCH_BYTES (default 1 GiB; BENCH_BYTES_<MBIT>
+# overrides per link).  It prints data-phase MB/s (elapsed time minus the
+# same command's time for an empty transfer), % of raw TCP, and CPU seconds
+# per GiB of client and server (sshd's children, from /proc).
+
+. "`dirname "$0"`/lib.sh"
+. "$HPN_TOP/regress/lfn.sh"
+
+LINKS=${BENCH_LINKS:-"1000:100 100:50"}
+RAW_BYTES=${BENCH_RAW_BYTES:-1073741824}
+GIB=1073741824
+TIME=/usr/bin/time
+
+if ! why=`lfn_usable`; then
+	echo "bench-lfn: skipped: $why"
+	exit 0
+fi
+[ -x $TIME ] || echo "bench-lfn: no $TIME (Debian package time): no CPU figures"
+
+cpu=`sed -n 's/^model name[ 	]*: //p' /proc/cpuinfo | head -n 1`
+grep -qw aes /proc/cpuinfo && aesni=yes || aesni=no
+echo "machine: $cpu, `nproc` cores online, AES-NI $aesni, Linux `uname -r`"
+
+# sshd_cpu: the CPU seconds of sshd's reaped children so far.
+sshd_cpu() {
+	awk -v hz=`getconf CLK_TCK` '{ print ($16 + $17) / hz }' \
+	    "/proc/$SSHD_PID/stat"
+}
+
+# run CLIENT-CPU-FILE CMD...: runs CMD in A under time(1); sets ELAPSED,
+# CCPU (client) and SCPU (server).
+run() {
+	_s0=`sshd_cpu`
+	if [ -x $TIME ]; then
+		ip netns exec "$LFN_A" $TIME -o "$TESTDIR/time" -f "%e %U %S" \
+		    sh -c "$1" </dev/null >/dev/null 2>"$TESTDIR/run.err" ||
+		    echo "bench-lfn: failed: $1: `tail -n 1 "$TESTDIR/run.err"`" >&2
+		ELAPSED=`tail -n 1 "$TESTDIR/time" | cut -d' ' -f1`
+		CCPU=`tail -n 1 "$TESTDIR/time" | awk '{ print $2 + $3 }'`
+	else
+		_t0=`date +%s.%N`
+		ip netns exec "$LFN_A" sh -c "$1" </dev/null >/dev/null 2>&1
+		ELAPSED=`echo "\`date +%s.%N\` - $_t0" | bc`
+		CCPU=
+	fi
+	# Let sshd reap the session before reading its children's time.
+	sleep 1
+	SCPU=`echo "\`sshd_cpu\` - $_s0" | bc`
+}
+
+# cmd DIR METHOD SSH SCP SFTP FILE: the shell command for one transfer.
+cmd() {
+	_o="-F $SSH_CONFIG"
+	case "$1:$2" in
+	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
+	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
+	up:scp)		echo "$4 -q -S $3 $_o $6 hpntest:/dev/null" ;;
+	up:sftp)	printf 'put %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
+			echo "$5 -q -S $3 $_o -b $TESTDIR/b.$1 hpntest" ;;
+	down:ssh-file)	echo "$3 $_o hpntest 'cat $6' >/dev/null" ;;
+	down:ssh-pipe)	echo "$3 $_o hpntest 'cat $6 | cat' >/dev/null" ;;
+	down:scp)	echo "$4 -q -S $3 $_o hpntest:$6 /dev/null" ;;
+	down:sftp)	printf 'get %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
+			echo "$5 -q -S $3 $_o -b $TESTDIR/b.$1 hpntest" ;;
+	esac
+}
+
+# bench_pair LABEL DIR CLIENT-BUILD SERVER-FLAVOUR
+bench_pair() {
+	_label="$1"
+	_way="$2"
+	_cb="$3"
+	lfn_start_sshd "b`echo "$_label" | tr -c 'a-z\n' _`" "$4"
+	for _m in ssh-file ssh-pipe scp sftp; do
+		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
+		_setup=$ELAPSED
+		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
+		awk -v l="$_label" -v m="$_m" -v e="$ELAPSED" -v s="$_setup" \
+		    -v b="$BYTES" -v raw="$RAW" -v c="$CCPU" -v sc="$SCPU" \
+		    -v gib=$GIB 'BEGIN {
+			d = e - s; if (d <= 0) d = e
+			mbs = b / d / 1e6
+			cc = c == "" ? "-" : sprintf("%.2f", c * gib / b)
+			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f\n", l, m, mbs,
+			    100 * mbs / raw, cc, sc * gib / b
+		}'
+	done
+	stop_sshd
+}
+
+EMPTY="$TESTDIR/empty"
+: >"$EMPTY"
+for link in $LINKS; do
+	mbit=${link%:*}
+	rtt=${link#*:}
+	eval "BYTES=\${BENCH_BYTES_$mbit:-\${BENCH_BYTES:-$GIB}}"
+	DATA=`make_data $BYTES`
+	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
+	RAW=`lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 $RAW_BYTES |
+	    cut -d' ' -f3`
+	echo
+	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU"
+	echo "raw TCP, `expr $RAW_BYTES / 1048576` MiB: $RAW MB/s; each transfer below: `expr $BYTES / 1048576` MiB"
+	printf "%-18s %-9s %8s %7s %9s %9s\n" pair method "MB/s" "raw" \
+	    "cli s/GiB" "srv s/GiB"
+	bench_pair "stock->stock" up "$STOCK_BUILD" stock
+	bench_pair "patched->patched" up "$HPN_BUILD" hpn
+	bench_pair "stock->patched" up "$STOCK_BUILD" hpn
+	bench_pair "patched<-stock" down "$HPN_BUILD" stock
+	kill $LFN_LINK_PID $LFN_PERF_PID 2>/dev/null
+	sleep 0.5
+	sed -n 's/^tunlink: a->b/# link counters: a->b/p' "$TESTDIR/tunlink.log" 2>/dev/null
+	ip netns del "$LFN_A"
+	ip netns del "$LFN_B"
+	rm -f "$DATA" "$TESTDIR/tunlink.log"
+done
+exit 0

@@ -1,0 +1,272 @@
+#!/bin/sh
+#
+# t-window.sh: dynamic channel windows.  The options in sshd -T / ssh -G and
+# their bad values; then, on an emulated 100 Mbit/s, 50 ms RTT link
+# (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
+# window must grow past stock's 2 MiB (from the debug2 log), and never past
+# 32 MiB (8064 KiB for a stock peer): session
+# upload and download, a -L forwarding, a ControlMaster session, a stock
+# sender into our sshd (window capped for it) and our ssh downloading from
+# a stock sshd; with HPNDisabled the window must stay at 2 MiB.
+
+. "`dirname "$0"`/lib.sh"
+. "$HPN_TOP/regress/lfn.sh"
+
+SSH="$HPN_BUILD/ssh"
+SIZE=${HPN_WINDOW_BYTES:-67108864}
+STOCK_WINDOW=2097152
+STOCK_PEER_MAX=8257536		# HPN_WINDOW_STOCK_MAX
+WINDOW_MAX=33554432		# HPN_WINDOW_MAX
+
+hpn_keys
+
+# --- Configuration: printed by sshd -T and ssh -G, bad values rejected
+# with their line number.
+
+sshd_conf() {
+	_f="$TESTDIR/sshd_config.t"
+	{
+		echo "HostKey $TESTDIR/host_ed25519"
+		echo "PidFile none"
+		for _l in "$@"; do
+			echo "$_l"
+		done
+	} >"$_f"
+	echo "$_f"
+}
+
+ssh_conf() {
+	_f="$TESTDIR/ssh_config.t"
+	{
+		echo "Host *"
+		echo "	User nobody"
+		for _l in "$@"; do
+			echo "	$_l"
+		done
+	} >"$_f"
+	echo "$_f"
+}
+
+# want_lines NAME OUTPUT LINE...: every LINE appears in OUTPUT.
+want_lines() {
+	_n="$1"
+	_o="$2"
+	shift 2
+	for _l in "$@"; do
+		if ! printf '%s\n' "$_o" | grep -qx "$_l"; then
+			fail "$_n" "no line '$_l' in output: `printf '%s\n' \
+			    "$_o" | grep -iE 'hpn|tcprcv' | tr '\n' ' '`"
+			return
+		fi
+	done
+	pass "$_n"
+}
+
+out=`"$HPN_BUILD/sshd" -T -f "\`sshd_conf\`" 2>&1`
+want_lines sshd-T-defaults "$out" "hpndisabled no" "hpnbuffersize 32768" \
+    "tcprcvbufpoll yes" "tcprcvbuf 0"
+out=`"$HPN_BUILD/sshd" -T -f "\`sshd_conf 'HPNDisabled yes' \
+    'HPNBufferSize 8192' 'TcpRcvBufPoll no' 'TcpRcvBuf 4096'\`" 2>&1`
+want_lines sshd-T-set "$out" "hpndisabled yes" "hpnbuffersize 8192" \
+    "tcprcvbufpoll no" "tcprcvbuf 4096"
+out=`"$SSH" -G -F "\`ssh_conf\`" somehost 2>&1`
+want_lines ssh-G-defaults "$out" "hpndisabled no" "hpnbuffersize 32768" \
+    "tcprcvbufpoll yes" "tcprcvbuf 0"
+out=`"$SSH" -G -F "\`ssh_conf 'HPNDisabled yes' 'HPNBufferSize 8192' \
+    'TcpRcvBufPoll no' 'TcpRcvBuf 4096'\`" somehost 2>&1`
+want_lines ssh-G-set "$out" "hpndisabled yes" "hpnbuffersize 8192" \
+    "tcprcvbufpoll no" "tcprcvbuf 4096"
+
+# Each bad line is line 3 of the sshd file and line 3 of the ssh file.
+for bad in "TcpRcvBuf -1" "TcpRcvBuf 65537" "TcpRcvBuf many" \
+    "HPNDisabled maybe" "HPNBufferSize 0" "HPNBufferSize 70000" \
+    "TcpRcvBufPoll sometimes"; do
+	n=`echo "$bad" | tr ' ' '-'`
+	if out=`"$HPN_BUILD/sshd" -t -f "\`sshd_conf "$bad"\`" 2>&1`; then
+		fail "sshd-rejects-$n" "sshd -t accepted '$bad'"
+	elif printf '%s\n' "$out" | grep -q "line 3"; then
+		pass "sshd-rejects-$n"
+	else
+		fail "sshd-rejects-$n" "no line number: $out"
+	fi
+	if out=`"$SSH" -G -F "\`ssh_conf "$bad"\`" somehost 2>&1`; then
+		fail "ssh-rejects-$n" "ssh -G accepted '$bad'"
+	elif printf '%s\n' "$out" | grep -q "line 3"; then
+		pass "ssh-rejects-$n"
+	else
+		fail "ssh-rejects-$n" "no line number: $out"
+	fi
+done
+
+# --- On the emulated long fat network.
+
+if ! why=`lfn_usable`; then
+	skip lfn "$why"
+	exit 0
+fi
+lfn_up 100 50
+DATA=`make_data $SIZE`
+
+# max_window LOGFILE [FROM-LINE]: the largest window a channel grew to.
+max_window() {
+	tail -n +${2:-1} "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to \([0-9]*\).*/\1/p' |
+	    sort -n | tail -n 1
+}
+
+# grew NAME LOG FROM-LINE [MAX]: pass if the window grew past stock's
+# and no further than MAX.
+grew() {
+	_w=`max_window "$2" "$3"`
+	if [ -z "$_w" ] || [ "$_w" -le $STOCK_WINDOW ]; then
+		fail "$1" "window did not grow past $STOCK_WINDOW (${_w:-no growth logged})"
+	elif [ -n "${4:-}" ] && [ "$_w" -gt "$4" ]; then
+		fail "$1" "window grew to $_w, past $4"
+	else
+		pass "$1"
+		echo "# $1: window grew to $_w"
+	fi
+}
+
+did_not_grow() {
+	_w=`max_window "$2" "$3"`
+	if [ -n "$_w" ]; then
+		fail "$1" "window grew to $_w with HPNDisabled"
+	else
+		pass "$1"
+	fi
+}
+
+lines() {
+	expr `wc -l <"$1"` + 1
+}
+
+# same NAME FILE: byte-exact check against DATA.
+same() {
+	if _why=`same_file "$DATA" "$2"`; then
+		pass "$1"
+	else
+		fail "$1" "$_why"
+	fi
+	rm -f "$2"
+}
+
+# Session upload and download, our ssh and our sshd.
+lfn_start_sshd hpn hpn "LogLevel DEBUG2"
+from=`lines "$SSHD_LOG"`
+if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
+    2>"$TESTDIR/err"; then
+	same session-upload "$TESTDIR/up"
+	grew session-upload-window "$SSHD_LOG" $from $WINDOW_MAX
+else
+	fail session-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+if lfn_a "$SSH" -vv -E "$TESTDIR/down.log" -F "$SSH_CONFIG" hpntest \
+    "cat $DATA" >"$TESTDIR/down"; then
+	same session-download "$TESTDIR/down"
+	grew session-download-window "$TESTDIR/down.log" 1 $WINDOW_MAX
+else
+	fail session-download "ssh failed: `tail -n 1 "$TESTDIR/down.log"`"
+fi
+
+# A -L forwarding into a sink in B; sshd receives the channel's data.
+from=`lines "$SSHD_LOG"`
+ip netns exec "$LFN_B" "$TESTDIR/lfnperf" -s $LFN_ADDR_B 5301 \
+    "$TESTDIR/fwd" &
+SINK=$!
+hpn_track_pid $SINK
+ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -N \
+    -o ExitOnForwardFailure=yes -L 127.0.0.1:5302:$LFN_ADDR_B:5301 \
+    hpntest 2>"$TESTDIR/fwd.err" &
+FWD=$!
+hpn_track_pid $FWD
+i=0
+until lfn_a ss -Htln "sport = :5302" | grep -q .; do
+	i=`expr $i + 1`
+	if [ $i -gt 100 ] || ! kill -0 $FWD 2>/dev/null; then
+		break
+	fi
+	sleep 0.1
+done
+if lfn_a "$TESTDIR/lfnperf" -c 127.0.0.1 5302 "@$DATA" >/dev/null; then
+	wait $SINK
+	same forward-L "$TESTDIR/fwd"
+	grew forward-L-window "$SSHD_LOG" $from $WINDOW_MAX
+else
+	fail forward-L "transfer through -L failed: `tail -n 1 \
+	    "$TESTDIR/fwd.err"`"
+fi
+kill $FWD 2>/dev/null
+wait $FWD 2>/dev/null
+
+# A ControlMaster and two multiplexed sessions: the upload's window is
+# sshd's, the download's is the master's.
+CTL="$TESTDIR/ctl"
+ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N -vv \
+    -E "$TESTDIR/master.log" hpntest &
+MASTER=$!
+hpn_track_pid $MASTER
+i=0
+until [ -S "$CTL" ] || [ $i -gt 100 ]; do
+	i=`expr $i + 1`
+	sleep 0.1
+done
+from=`lines "$SSHD_LOG"`
+if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
+    <"$DATA" 2>"$TESTDIR/err"; then
+	same mux-upload "$TESTDIR/up"
+	grew mux-upload-window "$SSHD_LOG" $from $WINDOW_MAX
+else
+	fail mux-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+mfrom=`lines "$TESTDIR/master.log"`
+if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat $DATA" \
+    >"$TESTDIR/down" 2>"$TESTDIR/err"; then
+	same mux-download "$TESTDIR/down"
+	grew mux-download-window "$TESTDIR/master.log" $mfrom $WINDOW_MAX
+else
+	fail mux-download "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
+wait $MASTER 2>/dev/null
+
+# A stock sender into our sshd: the window grows, but stays within what
+# a stock sender's buffers handle well.
+from=`lines "$SSHD_LOG"`
+if lfn_a "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" \
+    <"$DATA" 2>"$TESTDIR/err"; then
+	same stock-upload "$TESTDIR/up"
+	grew stock-upload-window "$SSHD_LOG" $from $STOCK_PEER_MAX
+else
+	fail stock-upload "stock ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+stop_sshd
+
+# HPNDisabled on both sides: stock's fixed windows.
+lfn_start_sshd off hpn "LogLevel DEBUG2" "HPNDisabled yes"
+if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
+    2>"$TESTDIR/err"; then
+	same disabled-upload "$TESTDIR/up"
+	did_not_grow disabled-upload-window "$SSHD_LOG" 1
+else
+	fail disabled-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+if lfn_a "$SSH" -o HPNDisabled=yes -vv -E "$TESTDIR/down.off.log" \
+    -F "$SSH_CONFIG" hpntest "cat $DATA" >"$TESTDIR/down"; then
+	same disabled-download "$TESTDIR/down"
+	did_not_grow disabled-download-window "$TESTDIR/down.off.log" 1
+else
+	fail disabled-download "ssh failed"
+fi
+stop_sshd
+
+# Our ssh downloading from a stock sshd.
+lfn_start_sshd stock stock
+if lfn_a "$SSH" -vv -E "$TESTDIR/down.stock.log" -F "$SSH_CONFIG" \
+    hpntest "cat $DATA" >"$TESTDIR/down"; then
+	same stock-download "$TESTDIR/down"
+	grew stock-download-window "$TESTDIR/down.stock.log" 1 $STOCK_PEER_MAX
+else
+	fail stock-download "ssh failed: `tail -n 1 "$TESTDIR/down.stock.log"`"
+fi
+stop_sshd
+exit 0
