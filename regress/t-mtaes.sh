@@ -19,9 +19,17 @@ if [ "$NCPU" -lt 2 ]; then
 	skip all "one CPU online: MT-AES-CTR uses the serial cipher by design"
 	exit 0
 fi
-# The engine's default: one thread per CPU per direction, at most 4.
-NT=$NCPU
-[ $NT -gt 4 ] && NT=4
+# By default the engine stays serial where AES instructions make serial
+# AES-CTR faster than threads (checked in section 0); everything else
+# here forces NT threads per direction with AESCTRThreads on our side.
+NT=2
+MASK="~0x200000200000000"	# OPENSSL_ia32cap: hide AES-NI
+
+# our_client_threads: our ssh (only) uses NT threads with $SSH_CONFIG.
+our_client_threads() {
+	sed "s/^Host hpntest\$/Host hpntest\n\tAESCTRThreads $NT/" \
+	    "$SSH_CONFIG" >"$SSH_CONFIG.mt" && SSH_CONFIG="$SSH_CONFIG.mt"
+}
 
 # Lines of the sshd log written since a mark.
 log_mark() {
@@ -90,8 +98,38 @@ got `cat "$TESTDIR/got.sum"`: `tail -n1 "$TESTDIR/$_n.log"`"
 }
 
 SSH_PROG="$SSH"
-start_sshd mt hpn
+start_sshd mt hpn "AESCTRThreads $NT"
 SERVER_PID=$SSHD_PID
+PLAIN_CONFIG="$SSH_CONFIG"
+
+# 0. The default (AESCTRThreads 0): threads where serial AES-CTR is slow
+# (AES-NI hidden from OpenSSL), the serial cipher, with the reason, where
+# AES instructions make it fast.
+"$SSH" -F "$PLAIN_CONFIG" -c aes128-ctr -E "$TESTDIR/default.log" -v \
+    hpntest true
+if grep -qw aes /proc/cpuinfo; then
+	if grep -q "MT-AES-CTR: not used: serial AES-CTR is faster here" \
+	    "$TESTDIR/default.log" &&
+	    ! grep -q "MT-AES-CTR: aes" "$TESTDIR/default.log"; then
+		pass default-serial-with-aes-ni
+	else
+		fail default-serial-with-aes-ni "no 'serial AES-CTR is faster' \
+reason with AES-NI and AESCTRThreads 0"
+	fi
+else
+	skip default-serial-with-aes-ni "this CPU has no AES-NI"
+fi
+OPENSSL_ia32cap="$MASK" "$SSH" -F "$PLAIN_CONFIG" -c aes128-ctr \
+    -E "$TESTDIR/default-masked.log" -v hpntest true
+if grep -q "MT-AES-CTR: rekeying to start [0-9]* threads" \
+    "$TESTDIR/default-masked.log"; then
+	mt_active default-threads-without-aes-ni "$TESTDIR/default-masked.log" \
+	    aes128-ctr
+else
+	fail default-threads-without-aes-ni "no threads by default with \
+AES-NI masked: `grep 'MT-AES-CTR' "$TESTDIR/default-masked.log" | head -n1`"
+fi
+our_client_threads
 
 # 1. 1 GiB with each AES-CTR key size, MT on both ends.
 for c in $CTR; do
@@ -270,6 +308,7 @@ stop_sshd
 
 # DisableMTAES on the server, and sshd started as a real daemon (no -D).
 SSHD_DAEMON=1 start_sshd mt-daemon hpn "DisableMTAES yes"
+our_client_threads
 stream_up disable-server aes192-ctr $MID
 if grep -q "MT-AES-CTR: not used: disabled by DisableMTAES" "$SSHD_LOG" &&
     ! grep -q "MT-AES-CTR: aes" "$SSHD_LOG"; then
@@ -280,14 +319,15 @@ fi
 mt_active disable-server-client-still-mt "$TESTDIR/disable-server.log" \
     aes192-ctr
 stop_sshd
-SSHD_DAEMON=1 start_sshd mt-daemon2 hpn
+SSHD_DAEMON=1 start_sshd mt-daemon2 hpn "AESCTRThreads $NT"
+our_client_threads
 stream_up daemon aes256-ctr $MID
 mt_active daemon-sshd-mt "$SSHD_LOG" aes256-ctr
 stop_sshd
 
 # 8. Options: printed by ssh -G and sshd -T, bad values refused with the
 # line number.
-G=`"$SSH" -G -F "$SSH_CONFIG" hpntest 2>/dev/null`
+G=`"$SSH" -G -F /dev/null hpntest 2>/dev/null`
 if echo "$G" | grep -qx "disablemtaes no" &&
     echo "$G" | grep -qx "aesctrthreads 0"; then
 	pass ssh-G-defaults
@@ -304,10 +344,10 @@ else
 fi
 T=`"$HPN_BUILD/sshd" -T -f "$TESTDIR/sshd_config.mt" 2>&1`
 if echo "$T" | grep -qx "disablemtaes no" &&
-    echo "$T" | grep -qx "aesctrthreads 0"; then
-	pass sshd-T-defaults
+    echo "$T" | grep -qx "aesctrthreads $NT"; then
+	pass sshd-T-values
 else
-	fail sshd-T-defaults "sshd -T lacks disablemtaes/aesctrthreads"
+	fail sshd-T-values "sshd -T lacks disablemtaes/aesctrthreads"
 fi
 for bad in "AESCTRThreads 17" "AESCTRThreads -1" "AESCTRThreads lots" \
     "AESCTRThreads" "DisableMTAES maybe"; do
@@ -394,6 +434,7 @@ packet' "$SSHD_LOG" | head -n1`"
 
 if have_progs "$SYS_SSHD"; then
 	start_sshd stock-peer system
+	our_client_threads
 	stream_up stock-sshd-up aes256-ctr $BIG
 	mt_active stock-sshd-up-mt "$TESTDIR/stock-sshd-up.log" aes256-ctr
 	stream_down stock-sshd-down aes128-ctr $MID
@@ -408,7 +449,7 @@ else
 fi
 
 if have_progs "$SYS_SSH"; then
-	start_sshd stock-client hpn
+	start_sshd stock-client hpn "AESCTRThreads $NT"
 	SSH_PROG="$SYS_SSH"
 	stream_up stock-ssh-up aes256-ctr $BIG
 	mt_active stock-ssh-up-server-mt "$SSHD_LOG" aes256-ctr
@@ -419,7 +460,7 @@ if have_progs "$SYS_SSH"; then
 	SSH_PROG="$SSH"
 	stop_sshd
 	# A fresh sshd, so its log speaks only of the master's connection.
-	start_sshd stock-client-mux hpn
+	start_sshd stock-client-mux hpn "AESCTRThreads $NT"
 	"$SYS_SSH" -F "$SSH_CONFIG" -c aes256-ctr -o ControlMaster=yes \
 	    -o SendEnv=HPN_BIG -o ControlPath="$CTL" -f -N hpntest
 	big_packets stock-ssh "$SYS_SSH" "$SSHD_LOG"
