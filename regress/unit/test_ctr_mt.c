@@ -290,9 +290,11 @@ test_api(void)
 	}
 	result(ok, "api: NULL handling, zero length, nthreads");
 
+	/* 0 (serial) on one CPU or when serial AES is fast enough anyway. */
 	n = ctr_mt_ncpu();
 	ok = n >= 1 && (n == 1 ? ctr_mt_default_threads() == 0 :
-	    ctr_mt_default_threads() == (n < 4 ? n : 4));
+	    (ctr_mt_default_threads() == 0 ||
+	    ctr_mt_default_threads() == (n < 4 ? n : 4)));
 	result(ok, "api: ncpu %d, default threads %d", n,
 	    ctr_mt_default_threads());
 }
