@@ -127,7 +127,8 @@ ctr_mt_default_threads(void)
  * keystream between cores through the ring only costs time.  Measure
  * serial AES-128-CTR once (about a millisecond without AES instructions,
  * much less with them) and report whether it is fast enough that threads
- * cannot help.  This also honours OPENSSL_ia32cap masking.
+ * cannot help.  This also honours OPENSSL_ia32cap masking.  Called from
+ * the connection's main thread only.
  */
 static int
 ctr_mt_serial_fast(void)
@@ -157,7 +158,8 @@ ctr_mt_serial_fast(void)
 		    CTR_MT_PROBE_BYTES) != 1)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		secs = (t1.tv_sec - t0.tv_sec) +
+		    (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (secs > 0 && (best == 0 || secs < best))
 			best = secs;
 	}

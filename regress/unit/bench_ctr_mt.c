@@ -22,14 +22,16 @@
  * For AES-128/192/256 and 1, 2 and 4 workers, encrypts total-MiB
  * (default 512) in call-KiB (default 32, like SSH packets) pieces with
  * ctr_mt_crypt() and compares with serial EVP AES-CTR over the same calls.
- * With repeat > 1 (default 1) every figure is the best of that many runs,
- * which filters out interference from other load on the machine.
- * The "cores" column is process CPU time / wall time of the
- * multi-threaded run.  "2x serial" is the combined MB/s of two independent
- * serial streams run at the same time on two threads: the most that two
- * CPUs of this machine deliver for embarrassingly parallel AES-CTR, i.e. a
- * practical ceiling for the engine.  Set OPENSSL_ia32cap=~0x200000200000000
- * to mask AES-NI.
+ * With repeat > 1 (default 1) the measurements are done in that many
+ * rounds, each round running serial and multi-threaded back to back; the
+ * MB/s columns are the best round, and "ratio" is the median over the
+ * rounds of mt/serial from the same round, which filters out interference
+ * from other load and drifts in machine speed.  The "cores" column is
+ * process CPU time / wall time of the best multi-threaded run.
+ * "2x serial" is the combined MB/s of two independent serial streams run
+ * at the same time on two threads: the most that two CPUs of this machine
+ * deliver for embarrassingly parallel AES-CTR, i.e. a practical ceiling
+ * for the engine.  Set OPENSSL_ia32cap=~0x200000200000000 to mask AES-NI.
  */
 
 #include "includes.h"
@@ -49,7 +51,38 @@
 #include "../../cipher-ctr-mt.h"
 
 #define BUFBYTES	(256 * 1024)	/* src/dst buffers cycled through */
+#define MAXREPS		64
+#define NWORKERS	3		/* entries in workers[] */
 #define AESNI_BIT	57		/* OPENSSL_ia32cap bit for AES-NI */
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+static double
+median(double *v, long n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double
+best(const double *v, long n, long *where)
+{
+	long i, w = 0;
+
+	for (i = 1; i < n; i++) {
+		if (v[i] > v[w])
+			w = i;
+	}
+	if (where != NULL)
+		*where = w;
+	return v[w];
+}
 
 static double
 now(clockid_t clk)
@@ -255,12 +288,13 @@ int
 main(int argc, char **argv)
 {
 	static const size_t keylens[] = { 16, 24, 32 };
-	static const int workers[] = { 1, 2, 4 };
+	static const int workers[NWORKERS] = { 1, 2, 4 };
+	static double ser[MAXREPS], pair[MAXREPS], mt[NWORKERS][MAXREPS];
+	static double cores[NWORKERS][MAXREPS], ratio[MAXREPS];
 	u_char key[32], iv[16], *src, *dst;
 	size_t total, call, ki;
-	double serial, pair, mt, r, cores, c;
-	long mib = 512, kib = 32, reps = 1, i;
-	int wi, rc = 0;
+	long mib = 512, kib = 32, reps = 1, i, at;
+	int wi, bad, rc = 0;
 
 	if (argc > 1 && (mib = strtol(argv[1], NULL, 10)) < 1) {
 		fprintf(stderr, "usage: %s [total-MiB [call-KiB [repeat]]]\n",
@@ -272,8 +306,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "call-KiB must divide %d\n", BUFBYTES / 1024);
 		return 2;
 	}
-	if (argc > 3 && (reps = strtol(argv[3], NULL, 10)) < 1) {
-		fprintf(stderr, "repeat must be >= 1\n");
+	if (argc > 3 && ((reps = strtol(argv[3], NULL, 10)) < 1 ||
+	    reps > MAXREPS)) {
+		fprintf(stderr, "repeat must be 1..%d\n", MAXREPS);
 		return 2;
 	}
 	total = (size_t)mib * 1024 * 1024;
@@ -290,43 +325,42 @@ main(int argc, char **argv)
 	fill_random(iv, sizeof(iv));
 
 	print_host();
-	printf("total %ld MiB per run, %ld KiB per call, best of %ld\n\n",
-	    mib, kib, reps);
+	printf("total %ld MiB per run, %ld KiB per call, %ld round%s\n\n",
+	    mib, kib, reps, reps == 1 ? "" : "s");
 	printf("%-8s %7s %10s %12s %7s %6s %10s\n", "cipher", "workers",
 	    "mt MB/s", "serial MB/s", "ratio", "cores", "2x serial");
 	for (ki = 0; ki < sizeof(keylens) / sizeof(keylens[0]); ki++) {
-		serial = pair = -1;
+		bad = 0;
 		for (i = 0; i < reps; i++) {
-			r = bench_serial(keylens[ki], key, iv, dst, src,
+			ser[i] = bench_serial(keylens[ki], key, iv, dst, src,
 			    total, call);
-			if (i == 0 || r > serial)
-				serial = r;
-			r = bench_serial_pair(keylens[ki], key, iv, src,
+			pair[i] = bench_serial_pair(keylens[ki], key, iv, src,
 			    total, call);
-			if (i == 0 || r > pair)
-				pair = r;
-		}
-		for (wi = 0; wi < (int)(sizeof(workers) / sizeof(workers[0]));
-		    wi++) {
-			mt = -1;
-			cores = 0;
-			for (i = 0; i < reps; i++) {
-				r = bench_mt(keylens[ki], key, iv, workers[wi],
-				    dst, src, total, call, &c);
-				if (i == 0 || r > mt) {
-					mt = r;
-					cores = c;
-				}
+			if (ser[i] <= 0 || pair[i] <= 0)
+				bad = 1;
+			for (wi = 0; wi < NWORKERS; wi++) {
+				mt[wi][i] = bench_mt(keylens[ki], key, iv,
+				    workers[wi], dst, src, total, call,
+				    &cores[wi][i]);
+				if (mt[wi][i] <= 0)
+					bad = 1;
 			}
-			if (serial <= 0 || pair <= 0 || mt <= 0) {
+		}
+		for (wi = 0; wi < NWORKERS; wi++) {
+			if (bad) {
 				printf("aes%-5zu %7d %10s\n", keylens[ki] * 8,
 				    workers[wi], "error");
 				rc = 1;
 				continue;
 			}
-			printf("aes%-5zu %7d %10.0f %12.0f %6.2fx %6.2f "
-			    "%10.0f\n", keylens[ki] * 8, workers[wi], mt,
-			    serial, mt / serial, cores, pair);
+			for (i = 0; i < reps; i++)
+				ratio[i] = mt[wi][i] / ser[i];
+			printf("aes%-5zu %7d %10.0f %12.0f %6.2fx ",
+			    keylens[ki] * 8, workers[wi],
+			    best(mt[wi], reps, &at), best(ser, reps, NULL),
+			    median(ratio, reps));
+			printf("%6.2f %10.0f\n", cores[wi][at],
+			    best(pair, reps, NULL));
 			fflush(stdout);
 		}
 	}
