@@ -81,31 +81,37 @@ STOCK_SSHD=$SSHD_PID
 start_sshd bench-hpn hpn "LogLevel INFO" "NoneEnabled yes" "NoneMacEnabled yes"
 HPN_CFG="$SSH_CONFIG"
 
-mib=`expr $BYTES / 1048576`
-echo "== loopback: ssh 'cat >/dev/null' of $mib MiB, median of $RUNS runs"
-printf "%-32s %12s %12s %8s\n" cipher "stock MB/s" "patched MB/s" ratio
-for c in $CIPHERS_BENCH; do
-	: >"$TESTDIR/t.stock"
-	: >"$TESTDIR/t.hpn"
-	r=0
-	while [ $r -lt $RUNS ]; do
-		# Alternate, so drift hits both alike.
-		SSH_CONFIG="$STOCK_CFG"
-		one_run "$STOCK_BUILD" "$c" >>"$TESTDIR/t.stock"
-		SSH_CONFIG="$HPN_CFG"
-		one_run "$HPN_BUILD" "$c" >>"$TESTDIR/t.hpn"
-		r=`expr $r + 1`
+# cmp_table TITLE CIPHERS STOCK-CFG HPN-CFG [HPN-SSH-ARGS]: stock against
+# patched, alternating runs so drift hits both alike; medians and ratio.
+cmp_table() {
+	echo
+	echo "== $1"
+	printf "%-32s %12s %12s %8s\n" cipher "stock MB/s" "patched MB/s" ratio
+	for c in $2; do
+		: >"$TESTDIR/t.stock"
+		: >"$TESTDIR/t.hpn"
+		r=0
+		while [ $r -lt $RUNS ]; do
+			SSH_CONFIG="$3"
+			one_run "$STOCK_BUILD" "$c" >>"$TESTDIR/t.stock"
+			SSH_CONFIG="$4"
+			one_run "$HPN_BUILD" "$c" ${5:-} >>"$TESTDIR/t.hpn"
+			r=`expr $r + 1`
+		done
+		ts=`median <"$TESTDIR/t.stock"`
+		th=`median <"$TESTDIR/t.hpn"`
+		echo "$c $ts $th" | awk -v b=$BYTES '{
+			s = ($2 > 0) ? b / $2 / 1e6 : 0
+			h = ($3 > 0) ? b / $3 / 1e6 : 0
+			printf "%-32s %12.1f %12.1f %8.2f\n", $1, s, h,
+			    (s > 0) ? h / s : 0
+		}'
 	done
-	ts=`median <"$TESTDIR/t.stock"`
-	th=`median <"$TESTDIR/t.hpn"`
-	[ "$c" = aes256-ctr ] && T_AES256="$th"
-	echo "$c $ts $th" | awk -v b=$BYTES '{
-		s = ($2 > 0) ? b / $2 / 1e6 : 0
-		h = ($3 > 0) ? b / $3 / 1e6 : 0
-		printf "%-32s %12.1f %12.1f %8.2f\n", $1, s, h,
-		    (s > 0) ? h / s : 0
-	}'
-done
+}
+
+mib=`expr $BYTES / 1048576`
+cmp_table "loopback: ssh 'cat >/dev/null' of $mib MiB, median of $RUNS runs" \
+    "$CIPHERS_BENCH" "$STOCK_CFG" "$HPN_CFG"
 
 # 3. The none cipher: patched only, stock cannot switch.
 SSH_CONFIG="$HPN_CFG"
@@ -140,42 +146,16 @@ done
 # 4. Where MT-AES-CTR matters: serial AES-CTR slow, here by hiding AES-NI
 # from OpenSSL in every process (ssh and both sshds), and the default
 # thread choice against forced threads with AES-NI visible.
-ctr_table() {
-	# ctr_table TITLE STOCK-CFG HPN-CFG [HPN-SSH-ARGS]
-	echo
-	echo "== $1"
-	printf "%-32s %12s %12s %8s\n" cipher "stock MB/s" "patched MB/s" ratio
-	for c in aes128-ctr aes256-ctr; do
-		: >"$TESTDIR/t.stock"
-		: >"$TESTDIR/t.hpn"
-		r=0
-		while [ $r -lt $RUNS ]; do
-			SSH_CONFIG="$2"
-			one_run "$STOCK_BUILD" "$c" >>"$TESTDIR/t.stock"
-			SSH_CONFIG="$3"
-			one_run "$HPN_BUILD" "$c" ${4:-} >>"$TESTDIR/t.hpn"
-			r=`expr $r + 1`
-		done
-		ts=`median <"$TESTDIR/t.stock"`
-		th=`median <"$TESTDIR/t.hpn"`
-		echo "$c $ts $th" | awk -v b=$BYTES '{
-			s = ($2 > 0) ? b / $2 / 1e6 : 0
-			h = ($3 > 0) ? b / $3 / 1e6 : 0
-			printf "%-32s %12.1f %12.1f %8.2f\n", $1, s, h,
-			    (s > 0) ? h / s : 0
-		}'
-	done
-}
 if grep -qw aes /proc/cpuinfo && [ -z "${BENCH_SKIP_MASKED:-}" ]; then
-	ctr_table "loopback, AES-NI on, patched with AESCTRThreads=2 forced on the client, $mib MiB" \
-	    "$STOCK_CFG" "$HPN_CFG" "-o AESCTRThreads=2"
+	cmp_table "loopback, AES-NI on, patched with AESCTRThreads=2 forced on the client, $mib MiB" \
+	    "aes128-ctr aes256-ctr" "$STOCK_CFG" "$HPN_CFG" "-o AESCTRThreads=2"
 	export OPENSSL_ia32cap="$MASK"
 	start_sshd bench-stock-masked stock
 	M_STOCK="$SSH_CONFIG"
 	start_sshd bench-hpn-masked hpn "LogLevel INFO"
 	M_HPN="$SSH_CONFIG"
-	ctr_table "loopback, AES-NI hidden in ssh and sshd (OPENSSL_ia32cap=$MASK), default AESCTRThreads, $mib MiB" \
-	    "$M_STOCK" "$M_HPN"
+	cmp_table "loopback, AES-NI hidden in ssh and sshd (OPENSSL_ia32cap=$MASK), default AESCTRThreads, $mib MiB" \
+	    "aes128-ctr aes256-ctr" "$M_STOCK" "$M_HPN"
 	unset OPENSSL_ia32cap
 fi
 exit 0
