@@ -1,0 +1,156 @@
+#!/bin/sh
+#
+# mkdist.sh: write the distributable patch set into OUTDIR.
+#
+# usage: mkdist.sh TARBALL TOPDIR OUTDIR VERSION
+#
+# TARBALL is the verified openssh-10.0p1.tar.gz, TOPDIR this repository
+# (patches/, our source files, README.hpn, LICENSE).  OUTDIR gets:
+#
+#   NNNN-feature.patch   one per entry of patches/series, against pristine
+#                        openssh-10.0p1, creating the new files the feature
+#                        needs; each applies alone, and any subset applies
+#                        in series order, with "patch -p1" and no fuzz
+#   series               those patches in order
+#   openssh-10.0p1-VERSION-kitchen-sink.patch
+#                        all features in one patch
+#   hpn-patches-VERSION.tar.gz
+#                        the above with README.hpn, LICENSE and SHA256SUMS
+#   SHA256SUMS           checksums of everything in OUTDIR
+#
+# patches/ itself is a quilt-style series (each patch against the tree
+# its predecessors made, so the build applies it with no offset); the
+# a la carte patches are the same hunks re-diffed against pristine.  A
+# feature's new files are the objects its Makefile.in hunk adds to
+# libssh: foo.o brings foo.c and, if there is one, foo.h.
+
+set -eu
+TARBALL="$1"
+TOP=`cd "$2" && pwd`
+OUT="$3"
+VERSION="$4"
+HERE=`cd "\`dirname "$0"\`" && pwd`
+NAME="hpn-patches-$VERSION"
+OPENSSH=openssh-10.0p1
+
+WORK=`mktemp -d "${TMPDIR:-/tmp}/mkdist.XXXXXX"`
+trap 'rm -rf "$WORK"' 0
+trap 'exit 1' 1 2 15
+
+die() {
+	echo "mkdist: $*" >&2
+	exit 1
+}
+
+# The header of patch $1: everything before the "---" line.
+header() {
+	sed '/^---$/q' "$1" | sed '$d'
+}
+
+# Applies patch $2 to tree $1: offsets are fine, fuzz and rejects are not.
+apply() {
+	out=`patch -d "$1" -p1 -F0 -N --no-backup-if-mismatch <"$2" 2>&1` ||
+	    die "`basename "$2"` does not apply to $1: $out"
+	if printf "%s\n" "$out" | grep -q fuzz; then
+		die "`basename "$2"` needs fuzz on $1: $out"
+	fi
+}
+
+# The source files the patch $1 adds to libssh.
+newfiles() {
+	awk '/^\+\+\+ / { f = $2 }
+		f == "b/Makefile.in" && /^[-+]\t/ {
+			sign = substr($0, 1, 1)
+			for (i = 1; i <= NF; i++) {
+				o = $i
+				if (i == 1)
+					o = substr(o, 2)
+				if (o !~ /\.o$/)
+					continue
+				sub(/\.o$/, "", o)
+				if (sign == "-")
+					had[o] = 1
+				else
+					add[o] = 1
+			}
+		}
+		END { for (o in add) if (!(o in had)) print o }' "$1" |
+	    LC_ALL=C sort |
+	while read -r o; do
+		[ -f "$TOP/$o.c" ] || die "$1 adds $o.o but $TOP/$o.c is missing"
+		echo "$o.c"
+		[ ! -f "$TOP/$o.h" ] || echo "$o.h"
+	done
+}
+
+mkdir "$WORK/src"
+tar -xzf "$TARBALL" -C "$WORK/src"
+PRISTINE="$WORK/src/$OPENSSH"
+[ -d "$PRISTINE" ] || die "$TARBALL holds no $OPENSSH/"
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+SERIES=`sed -e 's/#.*//' "$TOP/patches/series"`
+[ -n "$SERIES" ] || die "empty series"
+
+# The reference: pristine plus patches/series plus all our files, as the
+# build makes it.
+cp -a "$PRISTINE" "$WORK/ref"
+for p in $SERIES; do
+	apply "$WORK/ref" "$TOP/patches/$p"
+	nf=`newfiles "$TOP/patches/$p"`
+	for f in $nf; do
+		cp "$TOP/$f" "$WORK/ref/$f"
+	done
+done
+
+# A la carte: each patch alone on pristine, with its new files.
+: >"$OUT/series"
+for p in $SERIES; do
+	rm -rf "$WORK/one"
+	cp -a "$PRISTINE" "$WORK/one"
+	apply "$WORK/one" "$TOP/patches/$p"
+	nf=`newfiles "$TOP/patches/$p"`
+	for f in $nf; do
+		cp "$TOP/$f" "$WORK/one/$f"
+	done
+	header "$TOP/patches/$p" >"$WORK/header"
+	sh "$HERE/mkpatch.sh" "$PRISTINE" "$WORK/one" "$WORK/header" \
+	    >"$OUT/$p"
+	echo "$p" >>"$OUT/series"
+done
+
+# Kitchen sink: all of them, which must give the reference tree.
+cp -a "$PRISTINE" "$WORK/all"
+for p in $SERIES; do
+	apply "$WORK/all" "$OUT/$p"
+done
+diff -r "$WORK/ref" "$WORK/all" >/dev/null ||
+    die "the a la carte patches together differ from patches/series"
+{
+	echo "Description: hpn-patches $VERSION: every feature in one patch"
+	echo " High-performance networking for OpenSSH portable 10.0p1.  This"
+	echo " patch is the concatenation, in effect, of the a la carte patches:"
+	for p in $SERIES; do
+		echo "   $p: `sed -n 's/^Description: //p' "$OUT/$p"`"
+	done
+	echo " See README.hpn in the patch set for the options and the tests."
+	echo "Author: hpn-patches authors"
+	echo "Forwarded: not-needed"
+	echo "Last-Update: `sed -n 's/^Last-Update: //p' "$OUT/$p"`"
+} >"$WORK/header"
+sh "$HERE/mkpatch.sh" "$PRISTINE" "$WORK/all" "$WORK/header" \
+    >"$OUT/$OPENSSH-$VERSION-kitchen-sink.patch"
+
+# The tarball, reproducible: fixed order, owner and time.
+mkdir "$WORK/$NAME"
+cp "$OUT"/*.patch "$OUT/series" "$TOP/README.hpn" "$TOP/LICENSE" \
+    "$WORK/$NAME/"
+(cd "$WORK/$NAME" && sha256sum `ls | LC_ALL=C sort` >SHA256SUMS)
+mtime=`git -C "$TOP" log -1 --format=@%ct 2>/dev/null || echo @0`
+(cd "$WORK" && tar --sort=name --owner=0 --group=0 --numeric-owner \
+    --mtime="$mtime" -cf - "$NAME") | gzip -9n >"$OUT/$NAME.tar.gz"
+(cd "$OUT" && sha256sum `ls | grep -v '^SHA256SUMS$' | LC_ALL=C sort` \
+    >SHA256SUMS)
+echo "mkdist: wrote $OUT:"
+(cd "$OUT" && ls -l | sed 1d)
