@@ -1,0 +1,114 @@
+#!/bin/sh
+#
+# t-docs.sh: every keyword our patches add to the readconf.c and
+# servconf.c tables is documented where a user looks for it: its own
+# entry in ssh_config(5) / sshd_config(5), with its default; the -o list
+# of ssh(1), scp(1) and sftp(1) for client keywords; README.hpn; and it
+# is printed by ssh -G / sshd -T.  The None cipher and MAC entries carry
+# their security note.
+
+. "`dirname "$0"`/lib.sh"
+
+PATCHES=`sed -e 's/#.*//' "$HPN_TOP/patches/series" |
+    sed "s|^|$HPN_TOP/patches/|"`
+
+# Keywords from the added table lines: { "name", oName } is ssh_config,
+# { "name", sName, SSHCFG_... } is sshd_config.
+CLIENT=`cat $PATCHES | sed -n 's/^+[ 	]*{ "\([a-z0-9]*\)", o[A-Za-z0-9]* },*$/\1/p' |
+    sort -u`
+SERVER=`cat $PATCHES |
+    sed -n 's/^+[ 	]*{ "\([a-z0-9]*\)", s[A-Za-z0-9]*, SSHCFG_.*/\1/p' |
+    sort -u`
+if [ -n "$CLIENT" ] && [ -n "$SERVER" ]; then
+	pass "keywords-found-`echo $CLIENT | wc -w`-client-`echo $SERVER | wc -w`-server"
+else
+	fail keywords-found "no keywords found in the readconf/servconf hunks"
+fi
+
+# entry MANPAGE KEYWORD: the text of KEYWORD's ".It Cm" entry, one line.
+entry() {
+	awk -v k="$2" 'tolower($0) == ".it cm " k { p = 1; print; next }
+		p && /^\.It Cm / { exit } p' "$1" | tr '\n' ' '
+}
+
+hpn_keys
+"$HPN_BUILD/ssh" -G -F /dev/null host.example >"$TESTDIR/G" 2>&1 ||
+    fail ssh-G "ssh -G failed: `tail -n 1 "$TESTDIR/G"`"
+cat >"$TESTDIR/sshd_config" <<EOF
+HostKey $TESTDIR/host_ed25519
+EOF
+"$HPN_BUILD/sshd" -T -f "$TESTDIR/sshd_config" >"$TESTDIR/T" 2>&1 ||
+    fail sshd-T "sshd -T failed: `tail -n 1 "$TESTDIR/T"`"
+
+# check_keyword SIDE KEYWORD MANPAGE DUMPFILE DUMPNAME
+check_keyword() {
+	_k="$2"
+	_e=`entry "$HPN_BUILD/$3" "$_k"`
+	if [ -z "$_e" ]; then
+		fail "$1-$_k-manpage" "no .It Cm entry in $3"
+		return
+	fi
+	_name=`printf "%s\n" "$_e" | sed 's/^\.It Cm \([A-Za-z0-9]*\).*/\1/'`
+	pass "$1-$_k-manpage"
+	case "$_e" in
+	*default*) pass "$1-$_k-default-documented" ;;
+	*) fail "$1-$_k-default-documented" "$3 entry for $_name gives no default" ;;
+	esac
+	if grep -q "^$_k " "$4"; then
+		pass "$1-$_k-$5"
+	else
+		fail "$1-$_k-$5" "$5 does not print $_k"
+	fi
+	if grep -q "\<$_name\>" "$HPN_TOP/README.hpn"; then
+		pass "$1-$_k-readme"
+	else
+		fail "$1-$_k-readme" "README.hpn does not mention $_name"
+	fi
+	case "$_k" in
+	none*)
+		case "$_e" in
+		*"anyone on the path"*) pass "$1-$_k-security-note" ;;
+		*) fail "$1-$_k-security-note" "$3 entry for $_name does not say who can read or alter the data" ;;
+		esac ;;
+	esac
+}
+
+for k in $CLIENT; do
+	check_keyword client "$k" ssh_config.5 "$TESTDIR/G" ssh-G
+	name=`entry "$HPN_BUILD/ssh_config.5" "$k" |
+	    sed 's/^\.It Cm \([A-Za-z0-9]*\).*/\1/'`
+	for m in ssh.1 scp.1 sftp.1; do
+		if [ -n "$name" ] && grep -qx "\.It $name" "$HPN_BUILD/$m"; then
+			pass "client-$k-o-list-$m"
+		else
+			fail "client-$k-o-list-$m" "$m's -o list lacks ${name:-$k}"
+		fi
+	done
+done
+for k in $SERVER; do
+	check_keyword server "$k" sshd_config.5 "$TESTDIR/T" sshd-T
+done
+
+# README.hpn has a security section for the None cipher and MAC.
+if awk '/^Security/ { p = 1 } p' "$HPN_TOP/README.hpn" | head -n 40 |
+    grep -q 'NoneMacEnabled'; then
+	pass readme-security-notes
+else
+	fail readme-security-notes "README.hpn has no Security section on the none cipher and MAC"
+fi
+
+# Groff finds nothing wrong in the pages we touched.
+if command -v groff >/dev/null 2>&1; then
+	for m in ssh_config.5 sshd_config.5 ssh.1 scp.1 sftp.1; do
+		w=`groff -mandoc -ww -z "$HPN_BUILD/$m" 2>&1 | head -n 3`
+		if [ -z "$w" ]; then
+			pass "groff-$m"
+		else
+			fail "groff-$m" "$w"
+		fi
+	done
+else
+	skip groff "groff is not installed"
+fi
+
+exit 0
