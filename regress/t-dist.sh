@@ -1,0 +1,219 @@
+#!/bin/sh
+#
+# t-dist.sh: the patch set as users take it (make dist).  Every a la
+# carte patch applies alone to pristine OpenSSH 10.0p1 with plain
+# "patch -p1" and no fuzz, creates its new files, and the result builds
+# and has the feature; every subset applies in series order; the kitchen
+# sink makes exactly the tree we build and test; the tarball and the
+# checksums are complete and correct.
+
+. "`dirname "$0"`/lib.sh"
+
+TARBALL="${HPN_TARBALL:-$HPN_TOP/build/openssh-10.0p1.tar.gz}"
+VERSION="${HPN_VERSION:-hpn1}"
+DIST="$TESTDIR/dist"
+SERIES=`sed -e 's/#.*//' "$HPN_TOP/patches/series"`
+
+[ -f "$TARBALL" ] || die "no OpenSSH tarball at $TARBALL: run make first"
+
+# pristine DIR: a fresh, unpatched openssh-10.0p1 in DIR.
+pristine() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	tar -xzf "$TARBALL" -C "$1" --strip-components=1 ||
+	    die "cannot unpack $TARBALL"
+}
+
+# 1. make dist's script writes everything.
+if sh "$HPN_TOP/build-aux/mkdist.sh" "$TARBALL" "$HPN_TOP" "$DIST" \
+    "$VERSION" >"$TESTDIR/mkdist.out" 2>&1; then
+	pass mkdist
+else
+	fail mkdist "`tail -n 3 "$TESTDIR/mkdist.out"`"
+	exit 0
+fi
+KS="$DIST/openssh-10.0p1-$VERSION-kitchen-sink.patch"
+TGZ="$DIST/hpn-patches-$VERSION.tar.gz"
+missing=
+for f in $SERIES series "`basename "$KS"`" "`basename "$TGZ"`" SHA256SUMS; do
+	[ -s "$DIST/$f" ] || missing="$missing $f"
+done
+if [ -z "$missing" ]; then
+	pass dist-files
+else
+	fail dist-files "missing or empty in dist/:$missing"
+fi
+if [ "`cat "$DIST/series"`" = "`printf '%s\n' $SERIES`" ]; then
+	pass dist-series
+else
+	fail dist-series "dist/series differs from patches/series"
+fi
+
+# 2. Checksums, and the tarball holds the patch set and its own sums.
+check dist-sha256sums sh -c "cd '$DIST' && sha256sum --strict -c SHA256SUMS"
+mkdir "$TESTDIR/tgz"
+if tar -xzf "$TGZ" -C "$TESTDIR/tgz" &&
+    (cd "$TESTDIR/tgz/hpn-patches-$VERSION" &&
+    sha256sum --strict -c SHA256SUMS >/dev/null); then
+	bad=
+	for f in $SERIES series "`basename "$KS"`"; do
+		cmp -s "$DIST/$f" "$TESTDIR/tgz/hpn-patches-$VERSION/$f" ||
+		    bad="$bad $f"
+	done
+	for f in README.hpn LICENSE; do
+		cmp -s "$HPN_TOP/$f" "$TESTDIR/tgz/hpn-patches-$VERSION/$f" ||
+		    bad="$bad $f"
+	done
+	if [ -z "$bad" ]; then
+		pass dist-tarball
+	else
+		fail dist-tarball "the tarball's copy differs or lacks:$bad"
+	fi
+else
+	fail dist-tarball "the tarball does not unpack to hpn-patches-$VERSION/ with valid sums"
+fi
+
+# 3. DEP-3 headers.
+for p in $SERIES "`basename "$KS"`"; do
+	hdr=`sed '/^---$/q' "$DIST/$p"`
+	lack=
+	for field in Description: Author: Forwarded: Last-Update:; do
+		printf "%s\n" "$hdr" | grep -q "^$field " || lack="$lack $field"
+	done
+	if [ -z "$lack" ]; then
+		pass "dep3-$p"
+	else
+		fail "dep3-$p" "header lacks$lack"
+	fi
+done
+
+# 4. Each a la carte patch alone: plain "patch -p1" (fuzz allowed by
+# default, yet none used), with its new files.
+pristine "$TESTDIR/pristine"
+for p in $SERIES; do
+	rm -rf "$TESTDIR/one"
+	cp -a "$TESTDIR/pristine" "$TESTDIR/one"
+	if out=`patch -d "$TESTDIR/one" -p1 <"$DIST/$p" 2>&1` &&
+	    ! printf "%s\n" "$out" | grep -qE 'fuzz|FAILED|Reversed'; then
+		pass "alone-applies-$p"
+	else
+		fail "alone-applies-$p" "`printf "%s\n" "$out" | grep -E 'fuzz|FAILED|Reversed|rror' | head -n 2`"
+		continue
+	fi
+	new=`sed -n 's|^+++ b/\([^ 	]*\).*|\1|p' "$DIST/$p" | while read -r f; do
+		[ -f "$TESTDIR/pristine/$f" ] || echo "$f"; done`
+	bad=
+	for f in $new; do
+		cmp -s "$HPN_TOP/$f" "$TESTDIR/one/$f" || bad="$bad $f"
+	done
+	if [ -z "$bad" ]; then
+		pass "alone-new-files-$p"
+	else
+		fail "alone-new-files-$p" "differ from ours:$bad"
+	fi
+done
+
+# 5. Every subset, in series order; and the checker itself catches a
+# conflict (the same patch twice).
+(cd "$DIST" && sh "$HPN_TOP/build-aux/check-subsets.sh" \
+    "$TESTDIR/pristine" $SERIES) >"$TESTDIR/subsets.out" 2>&1
+n=`grep -c '^ok ' "$TESTDIR/subsets.out"`
+want=$(( (1 << `echo $SERIES | wc -w`) - 1 ))
+if [ "$n" -eq "$want" ] && ! grep -q '^FAIL' "$TESTDIR/subsets.out"; then
+	pass "subsets-apply-$n"
+else
+	fail subsets-apply "$n of $want: `grep '^FAIL' "$TESTDIR/subsets.out" | head -n 2`"
+fi
+first=`echo $SERIES | cut -d' ' -f1`
+if (cd "$DIST" && sh "$HPN_TOP/build-aux/check-subsets.sh" \
+    "$TESTDIR/pristine" $first $first) >"$TESTDIR/conflict.out" 2>&1; then
+	fail subsets-conflict-caught "check-subsets accepted $first twice"
+elif grep -q "^FAIL .*$first" "$TESTDIR/conflict.out"; then
+	pass subsets-conflict-caught
+else
+	fail subsets-conflict-caught "no FAIL line: `tail -n 1 "$TESTDIR/conflict.out"`"
+fi
+
+# 6. The kitchen sink makes the very tree we build and test: every file
+# it touches equals build/hpn's (whose configure was then regenerated).
+rm -rf "$TESTDIR/all"
+cp -a "$TESTDIR/pristine" "$TESTDIR/all"
+if out=`patch -d "$TESTDIR/all" -p1 -F0 <"$KS" 2>&1`; then
+	bad=
+	for f in `sed -n 's|^+++ b/\([^ 	]*\).*|\1|p' "$KS"`; do
+		cmp -s "$TESTDIR/all/$f" "$HPN_BUILD/$f" || bad="$bad $f"
+	done
+	if [ -z "$bad" ]; then
+		pass kitchen-sink-is-our-build
+	else
+		fail kitchen-sink-is-our-build "differs from $HPN_BUILD:$bad"
+	fi
+else
+	fail kitchen-sink-is-our-build "does not apply: `printf "%s\n" "$out" | tail -n 1`"
+fi
+
+# 7. Each a la carte patch alone builds, with the configure arguments of
+# our build, and has its feature (and no other's).  A patch that does not
+# touch configure.ac is built incrementally in a copy of the configured
+# stock twin (same flags; make rebuilds what the patch changes and relinks
+# every program); one that does gets autoreconf and a fresh configure.
+ARGS=`cd "$STOCK_BUILD" && ./config.status --config`
+NPROC=`nproc 2>/dev/null || echo 2`
+for p in $SERIES; do
+	t="$TESTDIR/build-$p"
+	if grep -q '^+++ b/configure.ac' "$DIST/$p"; then
+		how="autoreconf + configure"
+		cp -a "$TESTDIR/pristine" "$t"
+		patch -d "$t" -p1 -s -F0 <"$DIST/$p" &&
+		    (cd "$t" && autoreconf >build.log 2>&1 &&
+		    eval ./configure $ARGS >>build.log 2>&1)
+	else
+		how="incremental, in a copy of the stock build"
+		cp -a "$STOCK_BUILD" "$t"
+		patch -d "$t" -p1 -s -F0 <"$DIST/$p" &&
+		    (cd "$t" && ./config.status >build.log 2>&1)
+	fi
+	if [ $? -eq 0 ] && (cd "$t" && make -j"$NPROC" >>build.log 2>&1); then
+		pass "alone-builds-$p"
+	else
+		fail "alone-builds-$p" "($how) `tail -n 3 "$t/build.log" | tr '\n' ' '`"
+		rm -rf "$t"
+		continue
+	fi
+	G=`"$t/ssh" -G -F /dev/null host.example 2>&1`
+	V=`"$t/ssh" -V 2>&1`
+	has=
+	printf "%s\n" "$G" | grep -q '^aesctrthreads ' && has="$has mt"
+	printf "%s\n" "$G" | grep -q '^noneenabled ' && has="$has none"
+	printf "%s\n" "$G" | grep -q '^hpndisabled ' && has="$has window"
+	case "$V" in *-hpn1,*) has="$has tag" ;; esac
+	case "$p" in
+	*mt-aes-ctr*)		want=" mt" ;;
+	*none-switch*)		want=" none" ;;
+	*dynamic-window*)	want=" window tag" ;;
+	*)			want= ;;
+	esac
+	if [ "$has" = "$want" ]; then
+		pass "alone-has-feature-$p"
+	else
+		fail "alone-has-feature-$p" "options/tag present:${has:- none}, expected:${want:- none}"
+	fi
+	case "$p" in
+	*progress-peak*)
+		# The meter's "now"/"peak" rate label lives in scp.
+		if strings "$t/scp" | grep -qx peak; then
+			pass "alone-has-feature-$p-meter"
+		else
+			fail "alone-has-feature-$p-meter" "scp has no peak rate"
+		fi ;;
+	*transfer-log*)
+		if strings "$t/sshd-session" | grep -q 'Transfer stats'; then
+			pass "alone-has-feature-$p-log"
+		else
+			fail "alone-has-feature-$p-log" "sshd-session has no 'Transfer stats' line"
+		fi ;;
+	esac
+	rm -rf "$t"
+done
+
+exit 0
