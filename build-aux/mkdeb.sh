@@ -62,6 +62,8 @@ done
 
 mkdir -p "$OUT"
 OUT=`cd "$OUT" && pwd`
+# OUT/version names the packages there; it is written last, on success.
+rm -f "$OUT/version"
 WORK=`mktemp -d "${TMPDIR:-/tmp}/mkdeb.XXXXXX"`
 if [ -n "${MKDEB_KEEP:-}${MKDEB_PREPARE_ONLY:-}" ]; then
 	trap 'echo "mkdeb: work directory kept: $WORK" >&2' 0
