@@ -169,6 +169,10 @@ for p in $OURS; do
 	    { cat "$WORK/push.log" >&2; die "$p does not apply, and no hunk is rejected"; }
 	echo "mkdeb: $p conflicts with Debian's patches; rejected hunks (--fuzz=0):" >&2
 	sed 's/^/mkdeb:   /' "$WORK/rejected" >&2
+	for r in `sed 's/ .*//' "$WORK/rejected" | uniq`; do
+		echo "mkdeb:   patches before it that change $r:" \
+		    `quilt patches "$r" 2>/dev/null | sed 's|.*/||' | grep -vxF "$p"` >&2
+	done
 	fix="$HERE/deb-fixes/$p.fix"
 	if [ ! -f "$fix" ]; then
 		for r in `sed 's/ .*//' "$WORK/rejected" | uniq`; do
