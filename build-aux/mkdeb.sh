@@ -115,7 +115,8 @@ cd "$SRC"
 QUILT_PATCHES=debian/patches
 QUILT_PC=.pc
 export QUILT_PATCHES QUILT_PC
-# Debian's own patches, exactly (dpkg-source applied them already).
+# Debian's own patches: dpkg-source applied them; the pop/push at the end
+# of step 3 checks them with --fuzz=0 too.
 quilt push -a --fuzz=0 >"$WORK/quilt-debian.log" 2>&1 ||
     grep -q 'already applied\|No patches in series\|File series fully applied' \
     "$WORK/quilt-debian.log" || {
