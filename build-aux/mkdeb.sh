@@ -1,0 +1,323 @@
+#!/bin/sh
+#
+# mkdeb.sh: build Debian's openssh packages with our patches on top.
+#
+# usage: mkdeb.sh TOPDIR OUTDIR VERSION [DEBSRC]
+#
+# TOPDIR is this repository, OUTDIR gets the .deb files (and the
+# .buildinfo, .changes, build.log and our patches as Debian carries them,
+# in OUTDIR/debian-patches/), VERSION is the patch set's tag (hpn1).
+# DEBSRC is a directory holding Debian's openssh 10.0p1 source package
+# (openssh_10.0p1-*.dsc, .debian.tar.xz, openssh_10.0p1.orig.tar.gz);
+# without it, "apt-get source --download-only openssh" fetches it, which
+# needs a deb-src entry for Debian 13 (trixie).
+#
+# Steps:
+#   1. the orig tarball must have our pinned SHA-256 (OPENSSH_SHA256,
+#      default: configure.ac's) -- else nothing is unpacked;
+#   2. dpkg-source -x; Debian's own patches are pushed with quilt, no fuzz;
+#   3. mkdist.sh writes our a la carte patches, which go to the end of
+#      debian/patches/series and are pushed one by one with --fuzz=0.  A
+#      patch with rejected hunks is a conflict with Debian's patches: the
+#      rejected hunks are printed (file and hunk number), and the build
+#      stops unless build-aux/deb-fixes/PATCH.fix resolves exactly those
+#      hunks (its "Conflict:" lines must list the same set); the .fix is
+#      applied with no fuzz, the rejected hunks' added lines must be in
+#      the result (except in files listed as "Adapted:", where the .fix
+#      says why the change differs), and the patch is refreshed.  Every patch of ours is
+#      refreshed (offsets), then "quilt pop -a; quilt push -a --fuzz=0"
+#      must succeed;
+#   4. debian/changelog gets a local version, DEBIAN-VERSION+VERSION;
+#   5. build dependencies are installed (as root: apt-get build-dep);
+#   6. DEB_BUILD_OPTIONS="nocheck parallel=N" dpkg-buildpackage -b -us -uc
+#      with DEB_BUILD_PROFILES (default "noudeb pkg.openssh.nognome").
+#
+# Environment: OPENSSH_SHA256, DEB_BUILD_PROFILES, MKDEB_KEEP=1 (keep the
+# work directory), MKDEB_PREPARE_ONLY=1 (stop after step 4 and print the
+# source tree's path; implies MKDEB_KEEP).
+
+set -eu
+TOP=`cd "$1" && pwd`
+OUT="$2"
+VERSION="$3"
+DEBSRC="${4:-}"
+HERE=`cd "\`dirname "$0"\`" && pwd`
+UPVERSION=10.0p1
+PROFILES="${DEB_BUILD_PROFILES-noudeb pkg.openssh.nognome}"
+SHA256="${OPENSSH_SHA256:-`sed -n 's/^OPENSSH_SHA256=//p' "$TOP/configure.ac"`}"
+
+die() {
+	echo "mkdeb: $*" >&2
+	exit 1
+}
+say() {
+	echo "mkdeb: $*"
+}
+
+[ -n "$SHA256" ] || die "no OPENSSH_SHA256 (and none in $TOP/configure.ac)"
+for prog in dpkg-source dpkg-buildpackage quilt patch sha256sum; do
+	command -v $prog >/dev/null 2>&1 ||
+	    die "$prog not found (apt-get install dpkg-dev quilt patch)"
+done
+
+mkdir -p "$OUT"
+OUT=`cd "$OUT" && pwd`
+# OUT/version names the packages there; it is written last, on success.
+rm -f "$OUT/version"
+WORK=`mktemp -d "${TMPDIR:-/tmp}/mkdeb.XXXXXX"`
+if [ -n "${MKDEB_KEEP:-}${MKDEB_PREPARE_ONLY:-}" ]; then
+	trap 'echo "mkdeb: work directory kept: $WORK" >&2' 0
+else
+	trap 'rm -rf "$WORK"' 0
+fi
+trap 'exit 1' 1 2 15
+
+# 1. Debian's source package, verified.
+if [ -n "$DEBSRC" ]; then
+	[ -d "$DEBSRC" ] || die "no such directory: $DEBSRC"
+	DEBSRC=`cd "$DEBSRC" && pwd`
+else
+	command -v apt-get >/dev/null 2>&1 ||
+	    die "no source directory given and apt-get is not available"
+	mkdir "$WORK/fetch"
+	say "apt-get source --download-only openssh"
+	(cd "$WORK/fetch" && apt-get source --download-only openssh) \
+	    >"$WORK/apt-source.log" 2>&1 || {
+		cat "$WORK/apt-source.log" >&2
+		die "apt-get source --download-only openssh failed (it needs a deb-src entry for Debian 13 'trixie' and apt-get update)"
+	}
+	DEBSRC="$WORK/fetch"
+fi
+DSC=`ls "$DEBSRC"/openssh_$UPVERSION-*.dsc 2>/dev/null | LC_ALL=C sort | tail -n 1`
+[ -n "$DSC" ] || die "no openssh_$UPVERSION-*.dsc in $DEBSRC"
+ORIG="$DEBSRC/openssh_$UPVERSION.orig.tar.gz"
+[ -f "$ORIG" ] || die "no `basename "$ORIG"` in $DEBSRC"
+actual=`sha256sum "$ORIG" | cut -d' ' -f1`
+if [ "x$actual" != "x$SHA256" ]; then
+	echo "mkdeb: SHA-256 mismatch for $ORIG" >&2
+	echo "mkdeb:   expected SHA-256 $SHA256" >&2
+	echo "mkdeb:   actual   SHA-256 $actual" >&2
+	die "refusing to unpack it"
+fi
+say "using `basename "$DSC"` ($ORIG: SHA-256 $SHA256 verified)"
+
+# 2. Unpack; dpkg-source applies Debian's patches.
+SRC="$WORK/openssh-$UPVERSION"
+dpkg-source -x "$DSC" "$SRC" >"$WORK/dpkg-source.log" 2>&1 || {
+	cat "$WORK/dpkg-source.log" >&2
+	die "dpkg-source -x `basename "$DSC"` failed"
+}
+# Debian's version with its epoch (1:10.0p1-7+deb13u4); file names omit it.
+DEBVERSION=`cd "$SRC" && dpkg-parsechangelog -S Version`
+NEWVERSION="$DEBVERSION+$VERSION"
+FILEVERSION="${NEWVERSION#*:}"
+cd "$SRC"
+QUILT_PATCHES=debian/patches
+QUILT_PC=.pc
+export QUILT_PATCHES QUILT_PC
+# Debian's own patches: dpkg-source applied them; the pop/push at the end
+# of step 3 checks them with --fuzz=0 too.
+quilt push -a --fuzz=0 >"$WORK/quilt-debian.log" 2>&1 ||
+    grep -q 'already applied\|No patches in series\|File series fully applied' \
+    "$WORK/quilt-debian.log" || {
+	cat "$WORK/quilt-debian.log" >&2
+	die "Debian's own patches do not apply with quilt --fuzz=0"
+}
+
+# 3. Our patches, at the end of the series.
+say "mkdist.sh: our a la carte patches"
+# mkdist wants the upstream tarball: Debian's orig is that tarball.
+cp "$ORIG" "$WORK/openssh-$UPVERSION.tar.gz"
+sh "$HERE/mkdist.sh" "$WORK/openssh-$UPVERSION.tar.gz" "$TOP" \
+    "$WORK/dist" "$VERSION" >"$WORK/mkdist.log" 2>&1 </dev/null || {
+	cat "$WORK/mkdist.log" >&2
+	die "mkdist.sh failed"
+}
+OURS=`cat "$WORK/dist/series"`
+[ -n "$OURS" ] || die "mkdist.sh wrote an empty series"
+for p in $OURS; do
+	[ ! -e "debian/patches/$p" ] ||
+	    die "debian/patches/$p exists already in Debian's package"
+done
+
+# The rejected hunks of a "quilt push -f" log, as "FILE #N" lines.
+rejected() {
+	awk '/^patching file / { f = $3; sub(/^\.\//, "", f) }
+		/^Hunk #[0-9]+ FAILED/ { print f, $2 }' "$1" | LC_ALL=C sort
+}
+
+# The added lines of the rejected hunks in FILE.rej, one per line.
+added_lines() {
+	sed -n 's/^+\([^+]\)/\1/p' "$1.rej"
+}
+
+conflicts=""
+for p in $OURS; do
+	cp "$WORK/dist/$p" "debian/patches/$p"
+	echo "$p" >>debian/patches/series
+	if quilt push --fuzz=0 "$p" >"$WORK/push.log" 2>&1; then
+		quilt refresh -p ab --no-timestamps --no-index >/dev/null ||
+		    die "quilt refresh $p failed"
+		say "$p: applies with no fuzz"
+		continue
+	fi
+	# It does not apply: see which hunks are rejected.
+	quilt push -f --fuzz=0 "$p" >"$WORK/push-f.log" 2>&1 || :
+	quilt top 2>/dev/null | grep -q "$p\$" ||
+	    { cat "$WORK/push-f.log" >&2; die "$p: quilt push -f failed"; }
+	rejected "$WORK/push-f.log" >"$WORK/rejected"
+	[ -s "$WORK/rejected" ] ||
+	    { cat "$WORK/push.log" >&2; die "$p does not apply, and no hunk is rejected"; }
+	echo "mkdeb: $p conflicts with Debian's patches; rejected hunks (--fuzz=0):" >&2
+	sed 's/^/mkdeb:   /' "$WORK/rejected" >&2
+	for r in `sed 's/ .*//' "$WORK/rejected" | uniq`; do
+		echo "mkdeb:   patches before it that change $r:" \
+		    `quilt patches "$r" 2>/dev/null | sed 's|.*/||' | grep -vxF "$p"` >&2
+	done
+	fix="$HERE/deb-fixes/$p.fix"
+	if [ ! -f "$fix" ]; then
+		for r in `sed 's/ .*//' "$WORK/rejected" | uniq`; do
+			echo "--- $r.rej" >&2
+			cat "$r.rej" >&2
+		done
+		die "$p: no resolution for these hunks ($fix is missing)"
+	fi
+	sed -n 's/^Conflict: \([^ ]*\) \(#[0-9]*\):.*/\1 \2/p' "$fix" |
+	    LC_ALL=C sort >"$WORK/listed"
+	if ! cmp -s "$WORK/rejected" "$WORK/listed"; then
+		echo "mkdeb: $fix resolves:" >&2
+		sed 's/^/mkdeb:   /' "$WORK/listed" >&2
+		die "$p: the rejected hunks are not the ones $fix resolves; update it"
+	fi
+	out=`patch -p1 -F0 -N --no-backup-if-mismatch <"$fix" 2>&1` ||
+	    die "$fix does not apply: $out"
+	if printf "%s\n" "$out" | grep -q fuzz; then
+		die "$fix needs fuzz: $out"
+	fi
+	# Each file whose rejected hunks were re-placed must now hold their
+	# added lines; a file listed as "Adapted:" (its hunk written
+	# differently for Debian's code, with the reason) is exempt.
+	for r in `sed 's/ .*//' "$WORK/rejected" | uniq`; do
+		if grep -q "^Adapted: $r " "$fix"; then
+			say "$p: $r: adapted, not copied: `sed -n "s/^Adapted: $r [^:]*: //p" "$fix"`"
+			rm -f "$r.rej"
+			continue
+		fi
+		added_lines "$r" | while IFS= read -r line; do
+			grep -qxF -- "$line" "$r" ||
+			    die "$p: after $fix, $r lacks the rejected line: $line"
+		done
+		rm -f "$r.rej"
+	done
+	quilt refresh -p ab --no-timestamps --no-index >/dev/null ||
+	    die "quilt refresh $p failed"
+	say "$p: conflicts resolved by `basename "$fix"` and refreshed"
+	conflicts="$conflicts $p"
+done
+left=`find . -name '*.rej' | head -n 5`
+[ -z "$left" ] || die "rejects left: $left"
+quilt pop -a >"$WORK/pop.log" 2>&1 || { cat "$WORK/pop.log" >&2; die "quilt pop -a failed"; }
+quilt push -a --fuzz=0 >"$WORK/push-all.log" 2>&1 || {
+	cat "$WORK/push-all.log" >&2
+	die "quilt push -a --fuzz=0 fails after refreshing"
+}
+if grep -q 'fuzz' "$WORK/push-all.log"; then
+	die "quilt push -a --fuzz=0 reports fuzz"
+fi
+say "quilt push -a --fuzz=0: `grep -vc '^#\|^$' debian/patches/series` patches in debian/patches/series, ours last, no fuzz"
+rm -rf "$OUT/debian-patches"
+mkdir -p "$OUT/debian-patches"
+for p in $OURS; do
+	cp "debian/patches/$p" "$OUT/debian-patches/$p"
+done
+cp debian/patches/series "$OUT/debian-patches/series"
+
+# Build dependencies this release cannot satisfy.  Debian 13's packaging
+# wants libwtmpdb-dev and dh-sequence-movetousr; Debian 12 has neither.
+# Then --with-wtmpdb goes (OpenSSH keeps utmp/wtmp logging, as Debian 12's
+# own package does) and dh_movetousr too (files stay in /lib, as on
+# Debian 12); both are said here and in the changelog.
+adapt=""
+if ! apt-cache show libwtmpdb-dev >/dev/null 2>&1 &&
+    ! dpkg-query -W libwtmpdb-dev >/dev/null 2>&1; then
+	sed -i '/^ *libwtmpdb-dev,$/d' debian/control
+	sed -i '/^confflags += --with-wtmpdb$/d' debian/rules
+	! grep -q 'wtmpdb' debian/control debian/rules ||
+	    die "could not drop wtmpdb from debian/control, debian/rules"
+	adapt="$adapt
+  * Built without wtmpdb (libwtmpdb-dev is not available on this release)."
+fi
+if ! { apt-cache show debhelper 2>/dev/null; dpkg-query -s debhelper 2>/dev/null; } |
+    grep -q 'dh-sequence-movetousr'; then
+	sed -i '/^ *dh-sequence-movetousr,$/d' debian/control
+	! grep -q 'movetousr' debian/control ||
+	    die "could not drop dh-sequence-movetousr from debian/control"
+	adapt="$adapt
+  * Built without dh-sequence-movetousr (not in this release's debhelper)."
+fi
+[ -z "$adapt" ] || say "adapted the packaging to this release:$adapt"
+
+# 4. The changelog entry.
+{
+	echo "openssh ($NEWVERSION) UNRELEASED; urgency=medium"
+	echo
+	echo "  * hpn-patches $VERSION at the end of debian/patches/series:"
+	for p in $OURS; do
+		echo "    $p"
+	done
+	if [ -n "$conflicts" ]; then
+		echo "  * Conflicts with Debian's patches resolved (build-aux/deb-fixes/):"
+		echo "   $conflicts"
+	fi
+	[ -z "$adapt" ] || printf '%s\n' "$adapt" | sed 1d
+	echo
+	echo " -- hpn-patches <hpn@localhost>  `date -R`"
+	echo
+	cat debian/changelog
+} >debian/changelog.new
+mv debian/changelog.new debian/changelog
+[ "x`dpkg-parsechangelog -S Version`" = "x$NEWVERSION" ] ||
+    die "debian/changelog: version is not $NEWVERSION"
+say "debian/changelog: $NEWVERSION"
+
+if [ -n "${MKDEB_PREPARE_ONLY:-}" ]; then
+	say "prepared source tree: $SRC"
+	exit 0
+fi
+
+# 5. Build dependencies.
+profopt=""
+[ -z "$PROFILES" ] || profopt="-P`echo $PROFILES | tr ' ' ,`"
+if ! DEB_BUILD_PROFILES="$PROFILES" dpkg-checkbuilddeps >/dev/null 2>&1; then
+	if [ "`id -u`" = 0 ]; then
+		say "apt-get build-dep $profopt ./"
+		DEBIAN_FRONTEND=noninteractive apt-get build-dep -y $profopt ./ \
+		    >"$WORK/build-dep.log" 2>&1 || {
+			tail -n 30 "$WORK/build-dep.log" >&2
+			die "apt-get build-dep failed"
+		}
+	fi
+	DEB_BUILD_PROFILES="$PROFILES" dpkg-checkbuilddeps ||
+	    die "unmet build dependencies (as root this script installs them)"
+fi
+
+# 6. Build.
+NPROC=`nproc 2>/dev/null || echo 1`
+say "DEB_BUILD_OPTIONS=\"nocheck parallel=$NPROC\" DEB_BUILD_PROFILES=\"$PROFILES\" dpkg-buildpackage -b -us -uc (log: $OUT/build.log)"
+start=`date +%s`
+if ! DEB_BUILD_OPTIONS="nocheck parallel=$NPROC" \
+    DEB_BUILD_PROFILES="$PROFILES" \
+    dpkg-buildpackage -b -us -uc >"$OUT/build.log" 2>&1; then
+	tail -n 40 "$OUT/build.log" >&2
+	die "dpkg-buildpackage failed (full log: $OUT/build.log)"
+fi
+say "dpkg-buildpackage took `expr \`date +%s\` - $start` s"
+rm -f "$OUT"/*.deb "$OUT"/*.buildinfo "$OUT"/*.changes
+for f in "$WORK"/*_"$FILEVERSION"_*.deb "$WORK"/*_"$FILEVERSION"_*.buildinfo \
+    "$WORK"/*_"$FILEVERSION"_*.changes; do
+	[ -f "$f" ] || die "dpkg-buildpackage wrote no `basename "$f"`"
+	cp "$f" "$OUT/"
+done
+echo "$FILEVERSION" >"$OUT/version"
+say "wrote $OUT:"
+(cd "$OUT" && ls -l *.deb | sed 's/^/  /')
