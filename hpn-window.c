@@ -198,6 +198,7 @@ static void
 hpn_stock_cap(struct ssh *ssh, double now)
 {
 	u_int cap = HPN_WINDOW_STOCK_MAX;
+	const char *why = "no TCP_INFO";
 #ifdef HPN_HAVE_TCP_INFO
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
@@ -206,8 +207,10 @@ hpn_stock_cap(struct ssh *ssh, double now)
 	double span = HPN_RATE_SPAN_MSEC / 1000.0;
 	int sock, i1, i2;
 
-	if (hpn_window_max <= HPN_WINDOW_STOCK_MAX)
+	if (hpn_window_max <= HPN_WINDOW_STOCK_MAX) {
+		why = "HPNBufferSize";
 		goto fixed;
+	}
 	sock = ssh_packet_get_connection_in(ssh);
 	memset(&ti, 0, sizeof(ti));
 	if (!ssh_packet_connection_is_on_socket(ssh) ||
@@ -216,8 +219,10 @@ hpn_stock_cap(struct ssh *ssh, double now)
 	    sizeof(ti.tcpi_min_rtt))
 		goto fixed;
 	rtt = ti.tcpi_min_rtt;			/* microseconds */
-	if (rtt == 0 || rtt == ~0U)
-		goto fixed;			/* not measured yet */
+	if (rtt == 0 || rtt == ~0U) {
+		why = "no round trip measured yet";
+		goto fixed;
+	}
 	if ((i1 = rate_sample_before(now - span)) != -1 &&
 	    (i2 = rate_sample_before(hpn_rate[i1].t - span)) != -1 &&
 	    ti.tcpi_bytes_received >= hpn_rate[i1].bytes &&
@@ -251,7 +256,7 @@ hpn_stock_cap(struct ssh *ssh, double now)
 		cap = hpn_window_max;
 	hpn_stock_max = cap;
 	if (hpn_stock_logged == 0) {
-		debug2_f("stock peer: window cap %u, fixed (no TCP_INFO)", cap);
+		debug2_f("stock peer: window cap %u, fixed (%s)", cap, why);
 		hpn_stock_logged = cap;
 	}
 }
