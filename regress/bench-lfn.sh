@@ -42,6 +42,13 @@ sshd_cpu() {
 	    "/proc/$SSHD_PID/stat"
 }
 
+# link_cpu: the CPU seconds of the user-space link process, if any.
+link_cpu() {
+	[ -n "${LFN_LINK_PID:-}" ] && [ -r "/proc/$LFN_LINK_PID/stat" ] || return 0
+	awk -v hz=`getconf CLK_TCK` '{ print ($14 + $15) / hz }' \
+	    "/proc/$LFN_LINK_PID/stat"
+}
+
 # run CLIENT-CPU-FILE CMD...: runs CMD in A under time(1); sets ELAPSED,
 # CCPU (client) and SCPU (server).
 run() {
@@ -111,11 +118,16 @@ for link in $LINKS; do
 	eval "BYTES=\${BENCH_BYTES_$mbit:-\${BENCH_BYTES:-$GIB}}"
 	DATA=`make_data $BYTES`
 	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
+	_l0=`link_cpu`
 	RAW=`lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 $RAW_BYTES |
 	    cut -d' ' -f3`
+	_l1=`link_cpu`
 	echo
 	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU"
 	echo "raw TCP, `expr $RAW_BYTES / 1048576` MiB: $RAW MB/s; each transfer below: `expr $BYTES / 1048576` MiB"
+	[ -z "$_l0" ] || echo "link process (tunlink) CPU during raw TCP:" \
+	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
+	    '{ printf "%.2f", ($1 - $2) * g / b }'` s/GiB"
 	printf "%-18s %-9s %8s %7s %9s %9s\n" pair method "MB/s" "raw" \
 	    "cli s/GiB" "srv s/GiB"
 	for pair in $PAIRS; do
