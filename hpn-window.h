@@ -32,12 +32,16 @@
  */
 #define HPN_CONFIG_MAX_KB	65536
 /*
- * Largest window offered to a peer that is not known to be patched.  A
- * stock sender reads up to a window of data into its channel input buffer,
- * whose limit is CHAN_INPUT_MAX (16 MiB); once the buffer's size nears that
- * limit, sshbuf packs it (moves all of it) before every read, and the
- * sender slows to a crawl.  Keeping the window under half the limit keeps
- * sshbuf's ordinary amortised packing.
+ * A stock sender (a peer that is not known to be patched) reads up to its
+ * window of data into its channel input buffer, whose limit is
+ * CHAN_INPUT_MAX (16 MiB); once the buffer's contents near that limit,
+ * sshbuf packs it (moves all of it) before nearly every read, and the
+ * sender slows to a crawl.  Under half the limit, sshbuf's ordinary
+ * amortised packing remains.  So the part of a stock peer's window that
+ * can sit in that buffer is kept to HPN_WINDOW_STOCK_MAX: a stock peer's
+ * window is at most this plus the credit in transit, measured as receive
+ * rate times minimum round trip (hpn-window.c, hpn_stock_cap()), or this
+ * alone where TCP_INFO does not give them.
  */
 #define HPN_WINDOW_STOCK_MAX	(8*1024*1024 - 128*1024)
 /*
@@ -46,8 +50,13 @@
  * the socket's send buffer, not there.
  */
 #define HPN_INPUT_READAHEAD	(4*1024*1024)
-/* How often the socket's receive buffer is read, at most. */
+/* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
+/*
+ * The receive rate for a stock peer's cap is the lower of those over the
+ * last two spans at least this long.
+ */
+#define HPN_RATE_SPAN_MSEC	250
 
 struct ssh;
 

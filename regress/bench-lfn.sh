@@ -12,11 +12,16 @@
 # overrides per link).  It prints data-phase MB/s (elapsed time minus the
 # same command's time for an empty transfer), % of raw TCP, and CPU seconds
 # per GiB of client and server (sshd's children, from /proc).
+# BENCH_PAIRS (default "stock->stock patched->patched stock->patched
+# patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp sftp")
+# select rows.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
 
 LINKS=${BENCH_LINKS:-"1000:100 100:50"}
+PAIRS=${BENCH_PAIRS:-"stock->stock patched->patched stock->patched patched<-stock"}
+METHODS=${BENCH_METHODS:-"ssh-file ssh-pipe scp sftp"}
 RAW_BYTES=${BENCH_RAW_BYTES:-1073741824}
 GIB=1073741824
 TIME=/usr/bin/time
@@ -35,6 +40,13 @@ echo "machine: $cpu, `nproc` cores online, AES-NI $aesni, Linux `uname -r`"
 sshd_cpu() {
 	awk -v hz=`getconf CLK_TCK` '{ print ($16 + $17) / hz }' \
 	    "/proc/$SSHD_PID/stat"
+}
+
+# link_cpu: the CPU seconds of the user-space link process, if any.
+link_cpu() {
+	[ -n "${LFN_LINK_PID:-}" ] && [ -r "/proc/$LFN_LINK_PID/stat" ] || return 0
+	awk -v hz=`getconf CLK_TCK` '{ print ($14 + $15) / hz }' \
+	    "/proc/$LFN_LINK_PID/stat"
 }
 
 # run CLIENT-CPU-FILE CMD...: runs CMD in A under time(1); sets ELAPSED,
@@ -81,7 +93,7 @@ bench_pair() {
 	_way="$2"
 	_cb="$3"
 	lfn_start_sshd "b`echo "$_label" | tr -c 'a-z\n' _`" "$4"
-	for _m in ssh-file ssh-pipe scp sftp; do
+	for _m in $METHODS; do
 		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
 		_setup=$ELAPSED
 		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
@@ -106,17 +118,27 @@ for link in $LINKS; do
 	eval "BYTES=\${BENCH_BYTES_$mbit:-\${BENCH_BYTES:-$GIB}}"
 	DATA=`make_data $BYTES`
 	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
+	_l0=`link_cpu`
 	RAW=`lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 $RAW_BYTES |
 	    cut -d' ' -f3`
+	_l1=`link_cpu`
 	echo
 	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU"
 	echo "raw TCP, `expr $RAW_BYTES / 1048576` MiB: $RAW MB/s; each transfer below: `expr $BYTES / 1048576` MiB"
+	[ -z "$_l0" ] || echo "link process (tunlink) CPU during raw TCP:" \
+	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
+	    '{ printf "%.2f", ($1 - $2) * g / b }'` s/GiB"
 	printf "%-18s %-9s %8s %7s %9s %9s\n" pair method "MB/s" "raw" \
 	    "cli s/GiB" "srv s/GiB"
-	bench_pair "stock->stock" up "$STOCK_BUILD" stock
-	bench_pair "patched->patched" up "$HPN_BUILD" hpn
-	bench_pair "stock->patched" up "$STOCK_BUILD" hpn
-	bench_pair "patched<-stock" down "$HPN_BUILD" stock
+	for pair in $PAIRS; do
+		case "$pair" in
+		"stock->stock")	bench_pair "$pair" up "$STOCK_BUILD" stock ;;
+		"patched->patched") bench_pair "$pair" up "$HPN_BUILD" hpn ;;
+		"stock->patched") bench_pair "$pair" up "$STOCK_BUILD" hpn ;;
+		"patched<-stock") bench_pair "$pair" down "$HPN_BUILD" stock ;;
+		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
+		esac
+	done
 	kill $LFN_LINK_PID $LFN_PERF_PID 2>/dev/null
 	sleep 0.5
 	sed -n 's/^tunlink: a->b/# link counters: a->b/p' "$TESTDIR/tunlink.log" 2>/dev/null

@@ -4,10 +4,14 @@
 # their bad values; then, on an emulated 100 Mbit/s, 50 ms RTT link
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
 # window must grow past stock's 2 MiB (from the debug2 log), and never past
-# 32 MiB (8064 KiB for a stock peer): session
-# upload and download, a -L forwarding, a ControlMaster session, a stock
-# sender into our sshd (window capped for it) and our ssh downloading from
-# a stock sshd; with HPNDisabled the window must stay at 2 MiB.
+# 32 MiB: session upload and download, a -L forwarding, a ControlMaster
+# session; a stock sender into our sshd and our ssh downloading from a
+# stock sshd, where the window must also stay within the stock-peer cap
+# logged at debug2, 8064 KiB plus receive rate times minimum round trip,
+# whose parts must add up and fit the link (a rate above zero, at most the
+# link's; a round trip near the link's); through a ProxyCommand (no
+# TCP_INFO) the cap stays 8064 KiB; with HPNDisabled the window must stay
+# at 2 MiB.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -17,6 +21,8 @@ SIZE=${HPN_WINDOW_BYTES:-67108864}
 STOCK_WINDOW=2097152
 STOCK_PEER_MAX=8257536		# HPN_WINDOW_STOCK_MAX
 WINDOW_MAX=33554432		# HPN_WINDOW_MAX
+LFN_MBIT=100
+LFN_RTT_MS=50
 
 hpn_keys
 
@@ -104,7 +110,7 @@ if ! why=`lfn_usable`; then
 	skip lfn "$why"
 	exit 0
 fi
-lfn_up 100 50
+lfn_up $LFN_MBIT $LFN_RTT_MS
 DATA=`make_data $SIZE`
 
 # max_window LOGFILE [FROM-LINE]: the largest window a channel grew to.
@@ -138,6 +144,55 @@ did_not_grow() {
 
 lines() {
 	expr `wc -l <"$1"` + 1
+}
+
+# stock_cap NAME LOG FROM-LINE: the window a stock peer got stays within
+# the caps logged at debug2,
+#   "stock peer: window cap C = B + rate R B/s * min_rtt T us (max M)",
+# each of which must add up (C = min(B + R * T / 10^6, M), B = 8064 KiB),
+# with R within the link's rate (10% slack for sampling) and T within the
+# round trips lfn_up accepts; at least one R must be above zero (the cap
+# grew as the link proved its rate).  Sets CAP to the largest cap.
+stock_cap() {
+	_n='\([0-9]*\)'
+	_caps=`tail -n +$3 "$2" | sed -n "s/.*stock peer: window cap $_n = $_n \
++ rate $_n B\\/s \\* min_rtt $_n us (max $_n).*/\\1 \\2 \\3 \\4 \\5/p"`
+	CAP=0
+	if [ -z "$_caps" ]; then
+		fail "$1" "no stock-peer cap with rate and round trip logged"
+		return
+	fi
+	_ratemax=`expr $LFN_MBIT \* 125000 \* 11 / 10`
+	_rttlo=`expr \( $LFN_RTT_MS - 2 \) \* 1000`
+	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
+	_why=`printf '%s\n' "$_caps" | {
+		_moved=0
+		while read _c _b _r _t _m; do
+			_want=$(( _b + _r * _t / 1000000 ))
+			[ $_want -le $_m ] || _want=$_m
+			if [ $_b -ne $STOCK_PEER_MAX ]; then
+				echo "base $_b, not $STOCK_PEER_MAX"
+			elif [ $_c -ne $_want ]; then
+				echo "cap $_c, but $_b + $_r * $_t us = $_want"
+			elif [ $_r -gt $_ratemax ]; then
+				echo "rate $_r B/s above the link's $LFN_MBIT Mbit/s"
+			elif [ $_t -lt $_rttlo ] || [ $_t -gt $_rtthi ]; then
+				echo "min_rtt $_t us, link $LFN_RTT_MS ms"
+			fi
+			[ $_r -eq 0 ] || _moved=1
+		done
+		[ $_moved = 1 ] || echo "no cap with a rate above 0"
+	} | head -n 1`
+	CAP=`printf '%s\n' "$_caps" | cut -d' ' -f1 | sort -n | tail -n 1`
+	if [ -n "$_why" ]; then
+		fail "$1" "$_why"
+	else
+		pass "$1"
+		echo "# $1: `printf '%s\n' "$_caps" | wc -l` caps logged," \
+		    "largest $CAP: `printf '%s\n' "$_caps" |
+		    sort -n | tail -n 1 | awk '{ print $2 " + " $3 " B/s * " \
+		    $4 " us" }'`"
+	fi
 }
 
 # same NAME FILE: byte-exact check against DATA.
@@ -230,12 +285,13 @@ lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
 wait $MASTER 2>/dev/null
 
 # A stock sender into our sshd: the window grows, but stays within what
-# a stock sender's buffers handle well.
+# a stock sender's buffers handle well: the cap.
 from=`lines "$SSHD_LOG"`
 if lfn_a "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same stock-upload "$TESTDIR/up"
-	grew stock-upload-window "$SSHD_LOG" $from $STOCK_PEER_MAX
+	stock_cap stock-upload-cap "$SSHD_LOG" $from
+	grew stock-upload-window "$SSHD_LOG" $from $CAP
 else
 	fail stock-upload "stock ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -264,9 +320,38 @@ lfn_start_sshd stock stock
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.stock.log" -F "$SSH_CONFIG" \
     hpntest "cat $DATA" >"$TESTDIR/down"; then
 	same stock-download "$TESTDIR/down"
-	grew stock-download-window "$TESTDIR/down.stock.log" 1 $STOCK_PEER_MAX
+	stock_cap stock-download-cap "$TESTDIR/down.stock.log" 1
+	grew stock-download-window "$TESTDIR/down.stock.log" 1 $CAP
 else
 	fail stock-download "ssh failed: `tail -n 1 "$TESTDIR/down.stock.log"`"
+fi
+
+# The same through a ProxyCommand: no socket, so no TCP_INFO, and the cap
+# stays 8064 KiB; with TcpRcvBufPoll=no the window goes straight to it.
+if ! command -v bash >/dev/null 2>&1; then
+	skip stock-proxy-download "no bash for the ProxyCommand (/dev/tcp)"
+elif PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3'" &&
+    lfn_a "$SSH" -vv -E "$TESTDIR/down.proxy.log" -F "$SSH_CONFIG" \
+    -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest "cat $DATA" \
+    >"$TESTDIR/down"; then
+	same stock-proxy-download "$TESTDIR/down"
+	_w=`max_window "$TESTDIR/down.proxy.log" 1`
+	if ! grep -q "stock peer: window cap $STOCK_PEER_MAX, fixed" \
+	    "$TESTDIR/down.proxy.log"; then
+		fail stock-proxy-download-cap "no fixed cap logged: `grep \
+		    'stock peer' "$TESTDIR/down.proxy.log" | head -n 1`"
+	elif grep -q "stock peer: window cap [0-9]* = " \
+	    "$TESTDIR/down.proxy.log"; then
+		fail stock-proxy-download-cap "a rate-based cap without a socket"
+	elif [ "${_w:-0}" -ne $STOCK_PEER_MAX ]; then
+		fail stock-proxy-download-cap \
+		    "window grew to ${_w:-nothing}, not to $STOCK_PEER_MAX"
+	else
+		pass stock-proxy-download-cap
+	fi
+else
+	fail stock-proxy-download "ssh failed: `tail -n 1 \
+	    "$TESTDIR/down.proxy.log"`"
 fi
 stop_sshd
 exit 0
