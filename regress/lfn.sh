@@ -175,22 +175,7 @@ lfn_start_sshd() {
 	privsep_check "$_privsep"
 	_lfn_port=`expr ${_lfn_port:-2200} + 1`
 	SSHD_PORT=$_lfn_port
-	_conf="$TESTDIR/sshd_config.$_name"
-	SSHD_LOG="$TESTDIR/sshd.$_name.log"
-	_pidf="$TESTDIR/sshd.$_name.pid"
-	: >"$_conf"
-	for _l in "$@"; do
-		echo "$_l" >>"$_conf"
-	done
-	_sshd_config_common "$_conf.common" "$SSHD_PORT" "$_pidf"
-	sed "s/^ListenAddress .*/ListenAddress $LFN_ADDR_B/" "$_conf.common" \
-	    >>"$_conf"
-	rm -f "$_conf.common" "$_pidf"
-	cat >>"$_conf" <<EOF2
-SshdSessionPath $_b/sshd-session
-SshdAuthPath $_b/sshd-auth
-Subsystem sftp $_b/sftp-server
-EOF2
+	_sshd_config "$_name" $SSHD_PORT $LFN_ADDR_B "$_b" "$@"
 	: >"$SSHD_LOG"
 	ip netns exec "$LFN_B" "$_b/sshd" -D -f "$_conf" -E "$SSHD_LOG" &
 	SSHD_PID=$!

@@ -156,14 +156,30 @@ privsep_check() {
 	fi
 }
 
-# sshd_config_common FILE PORT: the lines every sshd flavour understands.
-_sshd_config_common() {
-	cat >"$1" <<EOF
-Port $2
-ListenAddress 127.0.0.1
+# _sshd_config NAME PORT ADDRESS BUILD [CONFIG-LINE...]: writes
+# $TESTDIR/sshd_config.NAME for an sshd listening on ADDRESS:PORT: the
+# extra lines first (so they win), then the lines every sshd flavour
+# understands, then BUILD's sshd-session, sshd-auth and sftp-server (BUILD
+# empty: Debian's sshd, which needs only its sftp-server).  Sets _conf,
+# _pidf and SSHD_LOG.
+_sshd_config() {
+	_conf="$TESTDIR/sshd_config.$1"
+	SSHD_LOG="$TESTDIR/sshd.$1.log"
+	_pidf="$TESTDIR/sshd.$1.pid"
+	_cport="$2"
+	_caddr="$3"
+	_cbuild="$4"
+	shift 4
+	: >"$_conf"
+	for _l in "$@"; do
+		echo "$_l" >>"$_conf"
+	done
+	cat >>"$_conf" <<EOF
+Port $_cport
+ListenAddress $_caddr
 AddressFamily inet
 HostKey $TESTDIR/host_ed25519
-PidFile $3
+PidFile $_pidf
 AuthorizedKeysFile $TESTDIR/authorized_keys
 StrictModes no
 PasswordAuthentication no
@@ -172,6 +188,16 @@ PermitRootLogin prohibit-password
 AcceptEnv HPN_*
 LogLevel DEBUG1
 EOF
+	if [ -n "$_cbuild" ]; then
+		cat >>"$_conf" <<EOF
+SshdSessionPath $_cbuild/sshd-session
+SshdAuthPath $_cbuild/sshd-auth
+Subsystem sftp $_cbuild/sftp-server
+EOF
+	else
+		echo "Subsystem sftp $SYS_SFTP_SERVER" >>"$_conf"
+	fi
+	rm -f "$_pidf"
 }
 
 # start_sshd NAME FLAVOUR [CONFIG-LINE...]
@@ -207,27 +233,9 @@ start_sshd() {
 	while [ $_tries -lt 5 ]; do
 		_tries=`expr $_tries + 1`
 		SSHD_PORT=`hpn_free_port`
-		_conf="$TESTDIR/sshd_config.$_name"
-		SSHD_LOG="$TESTDIR/sshd.$_name.log"
-		_pidf="$TESTDIR/sshd.$_name.pid"
-		: >"$_conf"
-		for _l in "$@"; do
-			echo "$_l" >>"$_conf"
-		done
-		_sshd_config_common "$_conf.common" "$SSHD_PORT" "$_pidf"
-		cat "$_conf.common" >>"$_conf"
-		rm -f "$_conf.common" "$_pidf"
 		case "$_flavour" in
-		hpn|stock)
-			cat >>"$_conf" <<EOF
-SshdSessionPath $_b/sshd-session
-SshdAuthPath $_b/sshd-auth
-Subsystem sftp $_b/sftp-server
-EOF
-			;;
-		system)
-			echo "Subsystem sftp $SYS_SFTP_SERVER" >>"$_conf"
-			;;
+		system)	_sshd_config "$_name" $SSHD_PORT 127.0.0.1 "" "$@" ;;
+		*)	_sshd_config "$_name" $SSHD_PORT 127.0.0.1 "$_b" "$@" ;;
 		esac
 		: >"$SSHD_LOG"
 		if [ -n "${SSHD_DAEMON:-}" ]; then
