@@ -21,8 +21,10 @@
  * Multi-threaded AES-CTR keystream engine.
  *
  * A context owns a small pool of worker threads that precompute AES-CTR
- * keystream into a ring of bounded queues; ctr_mt_crypt() only XORs the
- * precomputed keystream into the data.  The output is bit-for-bit
+ * keystream into a ring of bounded queues; ctr_mt_crypt() XORs the
+ * precomputed keystream into the data, and where it catches up with the
+ * workers it never waits for them but does the AES itself for the rest
+ * of the queue it is on.  The output is bit-for-bit
  * identical to serial AES-CTR (as done by EVP_aes_*_ctr()) with the same
  * key and initial counter: the counter is a 128-bit big-endian integer
  * that is incremented once per 16-byte block and wraps modulo 2^128.
@@ -42,8 +44,8 @@
  * child's copy of the memory (it never locks or joins).
  *
  * The engine keeps no copy of the raw key: key material lives only in the
- * per-worker OpenSSL cipher contexts and in the keystream ring, all of
- * which are wiped by ctr_mt_free().
+ * consumer's and the workers' OpenSSL cipher contexts and in the
+ * keystream ring, all of which are wiped by ctr_mt_free().
  */
 
 /* Upper bound for the nthreads argument of ctr_mt_new(). */
@@ -92,11 +94,26 @@ int	ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 int	ctr_mt_nthreads(const struct ctr_mt_ctx *ctx);
 
 /*
+ * Bytes ctx has processed so far (not counting a forked child's serial
+ * continuation): *xored with keystream from the workers, *own with AES
+ * done by the calling thread itself, where it had caught up with the
+ * workers.  Both 0 if ctx is NULL.
+ */
+void	ctr_mt_stats(const struct ctr_mt_ctx *ctx, uint64_t *xored,
+    uint64_t *own);
+
+/*
  * Stop and join the worker threads, wipe all key and keystream material
  * (explicit_bzero) and free the context.  ctx may be NULL.  In a forked
  * child the threads are not joined (they do not exist there); memory is
  * wiped and freed only.
  */
 void	ctr_mt_free(struct ctr_mt_ctx *ctx);
+
+#ifdef CTR_MT_TEST
+/* Unit tests only: called by a worker after each chunk it writes. */
+typedef void (*ctr_mt_hook_t)(void);
+extern _Atomic(ctr_mt_hook_t) ctr_mt_test_chunk_hook;
+#endif
 
 #endif /* CIPHER_CTR_MT_H */

@@ -10,6 +10,8 @@
 
 CC="${CC:-cc}"
 SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c"
+# CTR_MT_TEST: lets the tests stall workers between chunks.
+DEFS="-DCTR_MT_TEST"
 INC="-I$HPN_BUILD -I$HPN_BUILD/openbsd-compat -I$HPN_TOP"
 LIBS="-L$HPN_BUILD/openbsd-compat -lopenbsd-compat -lcrypto -lpthread"
 
@@ -24,7 +26,7 @@ variant() {
 	shift 2
 	_bin="$TESTDIR/test_ctr_mt.$_v"
 	# shellcheck disable=SC2086
-	if ! $CC $_flags $INC -o "$_bin" $SRC $LIBS >"$TESTDIR/cc.$_v" 2>&1
+	if ! $CC $_flags $DEFS $INC -o "$_bin" $SRC $LIBS >"$TESTDIR/cc.$_v" 2>&1
 	then
 		if [ "$_v" != plain ] && grep -q "cannot find.*lib[at]san\|sanitizer" \
 		    "$TESTDIR/cc.$_v"; then

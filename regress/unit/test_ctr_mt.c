@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -878,6 +879,150 @@ test_idle(void)
 	    used * 1000);
 }
 
+static atomic_uint stall_rng;
+
+/* Worker chunk hook: now and then, stall for up to 2 ms. */
+static void
+stall_hook(void)
+{
+	u_int r = atomic_fetch_add(&stall_rng, 0x9e3779b9U) * 2654435761U;
+
+	if (r % 8 == 0)
+		usleep(r / 8 % 2000);
+}
+
+/* Worker chunk hook: always stall for 0.5 ms. */
+static void
+slow_hook(void)
+{
+	usleep(500);
+}
+
+/*
+ * Both ways of the consumer: with the ring full it only XORs the
+ * workers' keystream; when it catches up with a slow worker, it does the
+ * AES of the rest of the segment itself.  Both stay byte-exact.
+ */
+static void
+test_takeover(void)
+{
+	u_char key[32], iv[16], *src = NULL, *dst = NULL, *ref = NULL;
+	struct ctr_mt_ctx *ctx = NULL;
+	size_t total = 8 * MiB, ringful = 512 * KiB, off;
+	uint64_t xored = 0, own = 0;
+	double c0, c1;
+	int i, r, ok = 0;
+
+	rnd_key_iv(key, iv);
+	if ((src = malloc(total)) == NULL || (dst = malloc(total)) == NULL ||
+	    (ref = malloc(total)) == NULL)
+		goto out;
+	rnd_bytes(src, total);
+	if (!ref_crypt(32, key, iv, ref, src, total))
+		goto out;
+
+	/* One worker: two 256 KiB queues.  Let it fill both, then use them. */
+	if ((ctx = ctr_mt_new(key, 32, iv, 1)) == NULL)
+		goto out;
+	for (i = 0; i < 100; i++) {
+		c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+		usleep(50 * 1000);
+		c1 = now(CLOCK_PROCESS_CPUTIME_ID);
+		if (c1 - c0 < 0.002)
+			break;
+	}
+	for (off = 0; off < ringful; off += 32 * KiB) {
+		if (ctr_mt_crypt(ctx, dst + off, src + off, 32 * KiB) != 0)
+			goto out;
+	}
+	ctr_mt_stats(ctx, &xored, &own);
+	ok = xored == ringful && own == 0 &&
+	    memcmp(dst, ref, ringful) == 0;
+	result(ok, "takeover: full ring, %llu bytes XORed, %llu own",
+	    (unsigned long long)xored, (unsigned long long)own);
+
+	/* The rest in one call, with a worker slowed down: no waiting. */
+	atomic_store(&ctr_mt_test_chunk_hook, slow_hook);
+	r = ctr_mt_crypt(ctx, dst + ringful, src + ringful, total - ringful);
+	atomic_store(&ctr_mt_test_chunk_hook, NULL);
+	if (r != 0)
+		goto out;
+	ctr_mt_stats(ctx, &xored, &own);
+	ok = own > 0 && xored + own == total &&
+	    memcmp(dst, ref, total) == 0;
+	result(ok, "takeover: one %zu KiB call, %llu bytes XORed, %llu own",
+	    (total - ringful) / KiB, (unsigned long long)xored,
+	    (unsigned long long)own);
+	ctr_mt_free(ctx);
+	ctx = NULL;
+	ctr_mt_stats(NULL, &xored, &own);
+	result(xored == 0 && own == 0, "takeover: stats of NULL");
+	ok = 1;
+ out:
+	if (!ok)
+		result(0, "takeover: setup");
+	ctr_mt_free(ctx);
+	free(src);
+	free(dst);
+	free(ref);
+}
+
+static atomic_int spin_stop;
+
+static void *
+spin_main(void *p)
+{
+	volatile uint64_t x = 0;
+
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+		x++;
+	return NULL;
+}
+
+/*
+ * Random splits while workers stall now and then in the middle of a
+ * segment, or while other threads compete for every CPU.  The consumer
+ * never waits for a worker: it takes over the rest of the segment, and
+ * when it comes round again while the worker still holds the queue, it
+ * does that segment alone too.
+ */
+static void
+test_contended(void)
+{
+	u_char key[32], iv[16];
+	pthread_t tid[8];
+	size_t total = scaled(32 * MiB, 8 * MiB);
+	int i, n, nspin = ctr_mt_ncpu() + 1, t, ok;
+
+	if (nspin > 8)
+		nspin = 8;
+	atomic_store(&spin_stop, 0);
+	for (n = 0; n < nspin; n++) {
+		if (pthread_create(&tid[n], NULL, spin_main, NULL) != 0)
+			break;
+	}
+	for (i = 0, t = 1; t <= 8; t *= 2, i++) {
+		rnd_key_iv(key, iv);
+		ok = check_stream(16 + 8 * (i % 3), key, iv, t, total, 0, 0,
+		    0, 0);
+		result(ok, "contended: %d spinning threads, threads=%d, "
+		    "%zu KiB", n, t, total / KiB);
+	}
+	atomic_store(&spin_stop, 1);
+	while (n-- > 0)
+		pthread_join(tid[n], NULL);
+
+	atomic_store(&ctr_mt_test_chunk_hook, stall_hook);
+	for (i = 0, t = 1; t <= 4; t *= 2, i++) {
+		rnd_key_iv(key, iv);
+		ok = check_stream(16 + 8 * (i % 3), key, iv, t, total, 0, 0,
+		    0, 0);
+		result(ok, "contended: stalling workers, threads=%d, %zu KiB",
+		    t, total / KiB);
+	}
+	atomic_store(&ctr_mt_test_chunk_hook, NULL);
+}
+
 int
 main(void)
 {
@@ -909,6 +1054,8 @@ main(void)
 	test_teardown();
 	test_cycles();
 	test_idle();
+	test_takeover();
+	test_contended();
 
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail == 0 ? 0 : 1;
