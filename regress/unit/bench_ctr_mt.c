@@ -27,7 +27,9 @@
  * MB/s columns are the best round, and "ratio" is the median over the
  * rounds of mt/serial from the same round, which filters out interference
  * from other load and drifts in machine speed.  The "cores" column is
- * process CPU time / wall time of the best multi-threaded run.
+ * process CPU time / wall time of the best multi-threaded run, and "own%"
+ * the share of its bytes the calling thread encrypted itself, where it
+ * had caught up with the workers (see ctr_mt_stats()).
  * "2x serial" is the combined MB/s of two independent serial streams run
  * at the same time on two threads: the most that two CPUs of this machine
  * deliver for embarrassingly parallel AES-CTR, i.e. a practical ceiling
@@ -260,11 +262,12 @@ bench_serial_pair(size_t keylen, const u_char *key, const u_char *iv,
 static double
 bench_mt(size_t keylen, const u_char *key, const u_char *iv, int nthreads,
     u_char *dst, const u_char *src, size_t total, size_t call,
-    double *cores)
+    double *cores, double *own)
 {
 	struct ctr_mt_ctx *ctx;
 	size_t done, off = 0;
 	double t0, t1, c0, c1;
+	uint64_t nx, no;
 
 	if ((ctx = ctr_mt_new(key, keylen, iv, nthreads)) == NULL)
 		return -1;
@@ -279,8 +282,10 @@ bench_mt(size_t keylen, const u_char *key, const u_char *iv, int nthreads,
 	}
 	t1 = now(CLOCK_MONOTONIC);
 	c1 = now(CLOCK_PROCESS_CPUTIME_ID);
+	ctr_mt_stats(ctx, &nx, &no);
 	ctr_mt_free(ctx);
 	*cores = (c1 - c0) / (t1 - t0);
+	*own = nx + no > 0 ? 100.0 * no / (nx + no) : 0;
 	return total / (t1 - t0) / 1e6;
 }
 
@@ -291,6 +296,7 @@ main(int argc, char **argv)
 	static const int workers[NWORKERS] = { 1, 2, 4 };
 	static double ser[MAXREPS], pair[MAXREPS], mt[NWORKERS][MAXREPS];
 	static double cores[NWORKERS][MAXREPS], ratio[MAXREPS];
+	static double own[NWORKERS][MAXREPS];
 	u_char key[32], iv[16], *src, *dst;
 	size_t total, call, ki;
 	long mib = 512, kib = 32, reps = 1, i, at;
@@ -327,8 +333,8 @@ main(int argc, char **argv)
 	print_host();
 	printf("total %ld MiB per run, %ld KiB per call, %ld round%s\n\n",
 	    mib, kib, reps, reps == 1 ? "" : "s");
-	printf("%-8s %7s %10s %12s %7s %6s %10s\n", "cipher", "workers",
-	    "mt MB/s", "serial MB/s", "ratio", "cores", "2x serial");
+	printf("%-8s %7s %10s %12s %7s %6s %5s %10s\n", "cipher", "workers",
+	    "mt MB/s", "serial MB/s", "ratio", "cores", "own%", "2x serial");
 	for (ki = 0; ki < sizeof(keylens) / sizeof(keylens[0]); ki++) {
 		bad = 0;
 		for (i = 0; i < reps; i++) {
@@ -341,7 +347,7 @@ main(int argc, char **argv)
 			for (wi = 0; wi < NWORKERS; wi++) {
 				mt[wi][i] = bench_mt(keylens[ki], key, iv,
 				    workers[wi], dst, src, total, call,
-				    &cores[wi][i]);
+				    &cores[wi][i], &own[wi][i]);
 				if (mt[wi][i] <= 0)
 					bad = 1;
 			}
@@ -359,8 +365,8 @@ main(int argc, char **argv)
 			    keylens[ki] * 8, workers[wi],
 			    best(mt[wi], reps, &at), best(ser, reps, NULL),
 			    median(ratio, reps));
-			printf("%6.2f %10.0f\n", cores[wi][at],
-			    best(pair, reps, NULL));
+			printf("%6.2f %5.0f %10.0f\n", cores[wi][at],
+			    own[wi][at], best(pair, reps, NULL));
 			fflush(stdout);
 		}
 	}
