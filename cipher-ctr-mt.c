@@ -113,7 +113,8 @@ ctr_mt_default_threads(void)
 
 	if (n <= 1 || ctr_mt_serial_fast())
 		return 0;
-	return n < 4 ? n : 4;
+	/* The connection's own thread does AES-CTR too; see ctr_mt_crypt. */
+	return n - 1 < 4 ? n - 1 : 4;
 }
 
 #ifdef WITH_OPENSSL

@@ -61,7 +61,7 @@ int	ctr_mt_ncpu(void);
  * serial cipher, threads would not help") when only one CPU is online or
  * when serial AES-CTR is so fast here (AES instructions) that threads
  * cannot help (measured once, in about a millisecond), otherwise
- * min(online CPUs, 4).
+ * min(online CPUs - 1, 4): the calling thread does part of the AES itself.
  */
 int	ctr_mt_default_threads(void);
 
