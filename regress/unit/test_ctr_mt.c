@@ -258,6 +258,25 @@ rnd_key_iv(u_char *key, u_char *iv)
 	rnd_bytes(iv, 16);
 }
 
+/*
+ * Random AES-256 key and IV, total random bytes in *srcp, room for the
+ * result in *dstp, and serial AES-CTR of *srcp in *refp.  Returns 1 on
+ * success; the caller frees the buffers either way.
+ */
+static int
+ref_setup(u_char *key, u_char *iv, size_t total, u_char **srcp,
+    u_char **dstp, u_char **refp)
+{
+	rnd_key_iv(key, iv);
+	*srcp = malloc(total);
+	*dstp = malloc(total);
+	*refp = malloc(total);
+	if (*srcp == NULL || *dstp == NULL || *refp == NULL)
+		return 0;
+	rnd_bytes(*srcp, total);
+	return ref_crypt(32, key, iv, *refp, *srcp, total);
+}
+
 static void
 test_api(void)
 {
@@ -576,14 +595,7 @@ test_fork(void)
 	double t0, elapsed = 0;
 	pid_t pid, w;
 
-	rnd_key_iv(key, iv);
-	src = malloc(total);
-	dst = malloc(total);
-	ref = malloc(total);
-	if (src == NULL || dst == NULL || ref == NULL)
-		goto out;
-	rnd_bytes(src, total);
-	if (!ref_crypt(32, key, iv, ref, src, total))
+	if (!ref_setup(key, iv, total, &src, &dst, &ref))
 		goto out;
 	if ((ctx = ctr_mt_new(key, 32, iv, 2)) == NULL)
 		goto out;
@@ -841,13 +853,29 @@ test_signals(void)
 	    (int)sig_count, rounds);
 }
 
+/* Let the workers fill the ring: wait for a 50 ms window of no CPU use. */
+static void
+wait_quiet(void)
+{
+	double c0, c1;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+		usleep(50 * 1000);
+		c1 = now(CLOCK_PROCESS_CPUTIME_ID);
+		if (c1 - c0 < 0.002)
+			break;
+	}
+}
+
 static void
 test_idle(void)
 {
 	u_char key[32], iv[16], buf[4096];
 	struct ctr_mt_ctx *ctx;
 	double c0, c1, used = -1;
-	int i, ok = 0;
+	int ok = 0;
 
 	rnd_key_iv(key, iv);
 	memset(buf, 0, sizeof(buf));
@@ -857,14 +885,7 @@ test_idle(void)
 	}
 	if (ctr_mt_crypt(ctx, buf, buf, sizeof(buf)) != 0)
 		goto out;
-	/* Let the workers fill the ring: wait for a quiet 50 ms window. */
-	for (i = 0; i < 100; i++) {
-		c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-		usleep(50 * 1000);
-		c1 = now(CLOCK_PROCESS_CPUTIME_ID);
-		if (c1 - c0 < 0.002)
-			break;
-	}
+	wait_quiet();
 	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	usleep(300 * 1000);
 	c1 = now(CLOCK_PROCESS_CPUTIME_ID);
@@ -910,27 +931,15 @@ test_takeover(void)
 	struct ctr_mt_ctx *ctx = NULL;
 	size_t total = 8 * MiB, ringful = 512 * KiB, off;
 	uint64_t xored = 0, own = 0;
-	double c0, c1;
-	int i, r, ok = 0;
+	int r, ok = 0;
 
-	rnd_key_iv(key, iv);
-	if ((src = malloc(total)) == NULL || (dst = malloc(total)) == NULL ||
-	    (ref = malloc(total)) == NULL)
-		goto out;
-	rnd_bytes(src, total);
-	if (!ref_crypt(32, key, iv, ref, src, total))
+	if (!ref_setup(key, iv, total, &src, &dst, &ref))
 		goto out;
 
 	/* One worker: two 256 KiB queues.  Let it fill both, then use them. */
 	if ((ctx = ctr_mt_new(key, 32, iv, 1)) == NULL)
 		goto out;
-	for (i = 0; i < 100; i++) {
-		c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-		usleep(50 * 1000);
-		c1 = now(CLOCK_PROCESS_CPUTIME_ID);
-		if (c1 - c0 < 0.002)
-			break;
-	}
+	wait_quiet();
 	for (off = 0; off < ringful; off += 32 * KiB) {
 		if (ctr_mt_crypt(ctx, dst + off, src + off, 32 * KiB) != 0)
 			goto out;
