@@ -50,10 +50,19 @@
  * the socket's send buffer, not there.
  */
 #define HPN_INPUT_READAHEAD	(4*1024*1024)
+/*
+ * A patched sender puts its whole window on the path.  Its window is at
+ * most this plus what the link carries in a round trip, measured as for a
+ * stock peer (hpn-window.c, hpn_patched_cap()): room for the data waiting
+ * in the receiver's buffers and for the window to grow as the link proves
+ * its rate, without overfilling the link's queue.  Where TCP_INFO does not
+ * give the rate and round trip, the window may reach HPNBufferSize.
+ */
+#define HPN_WINDOW_HEADROOM	(8*1024*1024)
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*
- * The receive rate for a stock peer's cap is the lower of those over the
+ * The receive rate for a peer's cap is the lower of those over the
  * last two spans at least this long.
  */
 #define HPN_RATE_SPAN_MSEC	250

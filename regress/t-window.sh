@@ -3,15 +3,17 @@
 # t-window.sh: dynamic channel windows.  The options in sshd -T / ssh -G and
 # their bad values; then, on an emulated 100 Mbit/s, 50 ms RTT link
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
-# window must grow past stock's 2 MiB (from the debug2 log), and never past
-# 32 MiB: session upload and download, a -L forwarding, a ControlMaster
-# session; a stock sender into our sshd and our ssh downloading from a
-# stock sshd, where the window must also stay within the stock-peer cap
-# logged at debug2, 8064 KiB plus receive rate times minimum round trip,
-# whose parts must add up and fit the link (a rate above zero, at most the
-# link's; a round trip near the link's); through a ProxyCommand (no
-# TCP_INFO) the cap stays 8064 KiB; with HPNDisabled the window must stay
-# at 2 MiB.
+# window must grow past stock's 2 MiB (from the debug2 log) and stay within
+# the cap logged at debug2, base plus receive rate times minimum round
+# trip, whose parts must add up and fit the link (a rate above zero, at
+# most the link's; a round trip near the link's) and which must not pass
+# HPNBufferSize: between patched peers (base 8 MiB) a session upload and
+# download, a -L forwarding, a ControlMaster session, and an upload with
+# HPNBufferSize just above 8 MiB, where the cap must stop at HPNBufferSize;
+# a stock sender into our sshd and our ssh downloading from a stock sshd
+# (base 8064 KiB).  Through a ProxyCommand (no TCP_INFO) the cap is fixed:
+# 8064 KiB for a stock sshd, HPNBufferSize (32 MiB) for ours.  With
+# HPNDisabled the window must stay at 2 MiB.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -20,6 +22,7 @@ SSH="$HPN_BUILD/ssh"
 SIZE=${HPN_WINDOW_BYTES:-67108864}
 STOCK_WINDOW=2097152
 STOCK_PEER_MAX=8257536		# HPN_WINDOW_STOCK_MAX
+PATCHED_BASE=8388608		# HPN_WINDOW_HEADROOM
 WINDOW_MAX=33554432		# HPN_WINDOW_MAX
 LFN_MBIT=100
 LFN_RTT_MS=50
@@ -146,20 +149,22 @@ lines() {
 	expr `wc -l <"$1"` + 1
 }
 
-# stock_cap NAME LOG FROM-LINE: the window a stock peer got stays within
-# the caps logged at debug2,
-#   "stock peer: window cap C = B + rate R B/s * min_rtt T us (max M)",
-# each of which must add up (C = min(B + R * T / 10^6, M), B = 8064 KiB),
-# with R within the link's rate (10% slack for sampling) and T within the
-# round trips lfn_up accepts; at least one R must be above zero (the cap
-# grew as the link proved its rate).  Sets CAP to the largest cap.
-stock_cap() {
+# peer_cap NAME LOG FROM-LINE KIND BASE [MAX]: the caps logged at debug2
+# for a KIND (stock or patched) peer,
+#   "KIND peer: window cap C = B + rate R B/s * min_rtt T us (max M)",
+# each of which must add up (C = min(B + R * T / 10^6, M)), with B = BASE,
+# M = MAX (default WINDOW_MAX, our HPNBufferSize) and C <= M, R within the
+# link's rate (10% slack for sampling) and T within the round trips lfn_up
+# accepts; at least one R must be above zero (the cap grew as the link
+# proved its rate).  Sets CAP to the largest cap.
+peer_cap() {
 	_n='\([0-9]*\)'
-	_caps=`tail -n +$3 "$2" | sed -n "s/.*stock peer: window cap $_n = $_n \
+	_max=${6:-$WINDOW_MAX}
+	_caps=`tail -n +$3 "$2" | sed -n "s/.*$4 peer: window cap $_n = $_n \
 + rate $_n B\\/s \\* min_rtt $_n us (max $_n).*/\\1 \\2 \\3 \\4 \\5/p"`
 	CAP=0
 	if [ -z "$_caps" ]; then
-		fail "$1" "no stock-peer cap with rate and round trip logged"
+		fail "$1" "no $4-peer cap with rate and round trip logged"
 		return
 	fi
 	_ratemax=`expr $LFN_MBIT \* 125000 \* 11 / 10`
@@ -170,10 +175,14 @@ stock_cap() {
 		while read _c _b _r _t _m; do
 			_want=$(( _b + _r * _t / 1000000 ))
 			[ $_want -le $_m ] || _want=$_m
-			if [ $_b -ne $STOCK_PEER_MAX ]; then
-				echo "base $_b, not $STOCK_PEER_MAX"
+			if [ $_b -ne $5 ]; then
+				echo "base $_b, not $5"
+			elif [ $_m -ne $_max ]; then
+				echo "max $_m, not $_max"
 			elif [ $_c -ne $_want ]; then
 				echo "cap $_c, but $_b + $_r * $_t us = $_want"
+			elif [ $_c -gt $_max ]; then
+				echo "cap $_c above $_max"
 			elif [ $_r -gt $_ratemax ]; then
 				echo "rate $_r B/s above the link's $LFN_MBIT Mbit/s"
 			elif [ $_t -lt $_rttlo ] || [ $_t -gt $_rtthi ]; then
@@ -195,6 +204,22 @@ stock_cap() {
 	fi
 }
 
+# fixed_cap NAME LOG KIND CAP: LOG has KIND's fixed cap CAP (no TCP_INFO)
+# and no rate-based one, and the window grew to exactly CAP.
+fixed_cap() {
+	_w=`max_window "$2" 1`
+	if ! grep -q "$3 peer: window cap $4, fixed (no TCP_INFO)" "$2"; then
+		fail "$1" "no fixed cap $4 logged: `grep "peer: window cap" \
+		    "$2" | head -n 1`"
+	elif grep -q "peer: window cap [0-9]* = " "$2"; then
+		fail "$1" "a rate-based cap without a socket"
+	elif [ "${_w:-0}" -ne $4 ]; then
+		fail "$1" "window grew to ${_w:-nothing}, not to $4"
+	else
+		pass "$1"
+	fi
+}
+
 # same NAME FILE: byte-exact check against DATA.
 same() {
 	if _why=`same_file "$DATA" "$2"`; then
@@ -211,14 +236,17 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same session-upload "$TESTDIR/up"
-	grew session-upload-window "$SSHD_LOG" $from $WINDOW_MAX
+	peer_cap session-upload-cap "$SSHD_LOG" $from patched $PATCHED_BASE
+	grew session-upload-window "$SSHD_LOG" $from $CAP
 else
 	fail session-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.log" -F "$SSH_CONFIG" hpntest \
     "cat $DATA" >"$TESTDIR/down"; then
 	same session-download "$TESTDIR/down"
-	grew session-download-window "$TESTDIR/down.log" 1 $WINDOW_MAX
+	peer_cap session-download-cap "$TESTDIR/down.log" 1 patched \
+	    $PATCHED_BASE
+	grew session-download-window "$TESTDIR/down.log" 1 $CAP
 else
 	fail session-download "ssh failed: `tail -n 1 "$TESTDIR/down.log"`"
 fi
@@ -245,7 +273,8 @@ done
 if lfn_a "$TESTDIR/lfnperf" -c 127.0.0.1 5302 "@$DATA" >/dev/null; then
 	wait $SINK
 	same forward-L "$TESTDIR/fwd"
-	grew forward-L-window "$SSHD_LOG" $from $WINDOW_MAX
+	peer_cap forward-L-cap "$SSHD_LOG" $from patched $PATCHED_BASE
+	grew forward-L-window "$SSHD_LOG" $from $CAP
 else
 	fail forward-L "transfer through -L failed: `tail -n 1 \
 	    "$TESTDIR/fwd.err"`"
@@ -269,7 +298,8 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same mux-upload "$TESTDIR/up"
-	grew mux-upload-window "$SSHD_LOG" $from $WINDOW_MAX
+	peer_cap mux-upload-cap "$SSHD_LOG" $from patched $PATCHED_BASE
+	grew mux-upload-window "$SSHD_LOG" $from $CAP
 else
 	fail mux-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -277,7 +307,10 @@ mfrom=`lines "$TESTDIR/master.log"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat $DATA" \
     >"$TESTDIR/down" 2>"$TESTDIR/err"; then
 	same mux-download "$TESTDIR/down"
-	grew mux-download-window "$TESTDIR/master.log" $mfrom $WINDOW_MAX
+	# The master's caps since it started: the highest may come first.
+	peer_cap mux-download-cap "$TESTDIR/master.log" 1 patched \
+	    $PATCHED_BASE
+	grew mux-download-window "$TESTDIR/master.log" $mfrom $CAP
 else
 	fail mux-download "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -290,10 +323,30 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same stock-upload "$TESTDIR/up"
-	stock_cap stock-upload-cap "$SSHD_LOG" $from
+	peer_cap stock-upload-cap "$SSHD_LOG" $from stock $STOCK_PEER_MAX
 	grew stock-upload-window "$SSHD_LOG" $from $CAP
 else
 	fail stock-upload "stock ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+stop_sshd
+
+# HPNBufferSize 8200 KiB, just above the 8 MiB base: once the link shows
+# a rate, the cap stops at HPNBufferSize, and so does the window.
+SMALL_MAX=8396800
+lfn_start_sshd small hpn "LogLevel DEBUG2" "HPNBufferSize 8200"
+if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
+    2>"$TESTDIR/err"; then
+	same small-upload "$TESTDIR/up"
+	peer_cap small-upload-cap "$SSHD_LOG" 1 patched $PATCHED_BASE \
+	    $SMALL_MAX
+	if [ $CAP -ne $SMALL_MAX ]; then
+		fail small-upload-max "largest cap $CAP, not $SMALL_MAX"
+	else
+		pass small-upload-max
+	fi
+	grew small-upload-window "$SSHD_LOG" 1 $SMALL_MAX
+else
+	fail small-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 stop_sshd
 
@@ -320,7 +373,8 @@ lfn_start_sshd stock stock
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.stock.log" -F "$SSH_CONFIG" \
     hpntest "cat $DATA" >"$TESTDIR/down"; then
 	same stock-download "$TESTDIR/down"
-	stock_cap stock-download-cap "$TESTDIR/down.stock.log" 1
+	peer_cap stock-download-cap "$TESTDIR/down.stock.log" 1 stock \
+	    $STOCK_PEER_MAX
 	grew stock-download-window "$TESTDIR/down.stock.log" 1 $CAP
 else
 	fail stock-download "ssh failed: `tail -n 1 "$TESTDIR/down.stock.log"`"
@@ -328,30 +382,36 @@ fi
 
 # The same through a ProxyCommand: no socket, so no TCP_INFO, and the cap
 # stays 8064 KiB; with TcpRcvBufPoll=no the window goes straight to it.
+PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3'"
 if ! command -v bash >/dev/null 2>&1; then
 	skip stock-proxy-download "no bash for the ProxyCommand (/dev/tcp)"
-elif PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3'" &&
-    lfn_a "$SSH" -vv -E "$TESTDIR/down.proxy.log" -F "$SSH_CONFIG" \
+elif lfn_a "$SSH" -vv -E "$TESTDIR/down.proxy.log" -F "$SSH_CONFIG" \
     -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest "cat $DATA" \
     >"$TESTDIR/down"; then
 	same stock-proxy-download "$TESTDIR/down"
-	_w=`max_window "$TESTDIR/down.proxy.log" 1`
-	if ! grep -q "stock peer: window cap $STOCK_PEER_MAX, fixed" \
-	    "$TESTDIR/down.proxy.log"; then
-		fail stock-proxy-download-cap "no fixed cap logged: `grep \
-		    'stock peer' "$TESTDIR/down.proxy.log" | head -n 1`"
-	elif grep -q "stock peer: window cap [0-9]* = " \
-	    "$TESTDIR/down.proxy.log"; then
-		fail stock-proxy-download-cap "a rate-based cap without a socket"
-	elif [ "${_w:-0}" -ne $STOCK_PEER_MAX ]; then
-		fail stock-proxy-download-cap \
-		    "window grew to ${_w:-nothing}, not to $STOCK_PEER_MAX"
-	else
-		pass stock-proxy-download-cap
-	fi
+	fixed_cap stock-proxy-download-cap "$TESTDIR/down.proxy.log" stock \
+	    $STOCK_PEER_MAX
 else
 	fail stock-proxy-download "ssh failed: `tail -n 1 \
 	    "$TESTDIR/down.proxy.log"`"
+fi
+stop_sshd
+
+# Our ssh from our sshd through a ProxyCommand: without TCP_INFO a
+# patched peer's window follows the TCP receive buffer up to HPNBufferSize
+# as before the cap; with TcpRcvBufPoll=no it goes straight to 32 MiB.
+lfn_start_sshd hpn2 hpn
+if ! command -v bash >/dev/null 2>&1; then
+	skip patched-proxy-download "no bash for the ProxyCommand (/dev/tcp)"
+elif lfn_a "$SSH" -vv -E "$TESTDIR/down.pproxy.log" -F "$SSH_CONFIG" \
+    -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest "cat $DATA" \
+    >"$TESTDIR/down"; then
+	same patched-proxy-download "$TESTDIR/down"
+	fixed_cap patched-proxy-download-cap "$TESTDIR/down.pproxy.log" \
+	    patched $WINDOW_MAX
+else
+	fail patched-proxy-download "ssh failed: `tail -n 1 \
+	    "$TESTDIR/down.pproxy.log"`"
 fi
 stop_sshd
 exit 0
