@@ -380,38 +380,33 @@ else
 	fail stock-download "ssh failed: `tail -n 1 "$TESTDIR/down.stock.log"`"
 fi
 
-# The same through a ProxyCommand: no socket, so no TCP_INFO, and the cap
-# stays 8064 KiB; with TcpRcvBufPoll=no the window goes straight to it.
+# proxy_download NAME PEER CAP: our ssh downloads $DATA from the running
+# sshd through a ProxyCommand: no socket, so no TCP_INFO; with
+# TcpRcvBufPoll=no the window goes straight to the fixed cap CAP, logged
+# for a PEER ("stock" or "patched") peer.
 PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3'"
-if ! command -v bash >/dev/null 2>&1; then
-	skip stock-proxy-download "no bash for the ProxyCommand (/dev/tcp)"
-elif lfn_a "$SSH" -vv -E "$TESTDIR/down.proxy.log" -F "$SSH_CONFIG" \
-    -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest "cat $DATA" \
-    >"$TESTDIR/down"; then
-	same stock-proxy-download "$TESTDIR/down"
-	fixed_cap stock-proxy-download-cap "$TESTDIR/down.proxy.log" stock \
-	    $STOCK_PEER_MAX
-else
-	fail stock-proxy-download "ssh failed: `tail -n 1 \
-	    "$TESTDIR/down.proxy.log"`"
-fi
+proxy_download() {
+	_log="$TESTDIR/down.$1.log"
+	if ! command -v bash >/dev/null 2>&1; then
+		skip "$1" "no bash for the ProxyCommand (/dev/tcp)"
+	elif lfn_a "$SSH" -vv -E "$_log" -F "$SSH_CONFIG" \
+	    -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest \
+	    "cat $DATA" >"$TESTDIR/down"; then
+		same "$1" "$TESTDIR/down"
+		fixed_cap "$1-cap" "$_log" "$2" "$3"
+	else
+		fail "$1" "ssh failed: `tail -n 1 "$_log"`"
+	fi
+}
+
+# The same through a ProxyCommand: the stock peer's cap stays 8064 KiB.
+proxy_download stock-proxy-download stock $STOCK_PEER_MAX
 stop_sshd
 
 # Our ssh from our sshd through a ProxyCommand: without TCP_INFO a
 # patched peer's window follows the TCP receive buffer up to HPNBufferSize
 # as before the cap; with TcpRcvBufPoll=no it goes straight to 32 MiB.
 lfn_start_sshd hpn2 hpn
-if ! command -v bash >/dev/null 2>&1; then
-	skip patched-proxy-download "no bash for the ProxyCommand (/dev/tcp)"
-elif lfn_a "$SSH" -vv -E "$TESTDIR/down.pproxy.log" -F "$SSH_CONFIG" \
-    -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest "cat $DATA" \
-    >"$TESTDIR/down"; then
-	same patched-proxy-download "$TESTDIR/down"
-	fixed_cap patched-proxy-download-cap "$TESTDIR/down.pproxy.log" \
-	    patched $WINDOW_MAX
-else
-	fail patched-proxy-download "ssh failed: `tail -n 1 \
-	    "$TESTDIR/down.pproxy.log"`"
-fi
+proxy_download patched-proxy-download patched $WINDOW_MAX
 stop_sshd
 exit 0
