@@ -384,7 +384,9 @@ fi
 # sshd through a ProxyCommand: no socket, so no TCP_INFO; with
 # TcpRcvBufPoll=no the window goes straight to the fixed cap CAP, logged
 # for a PEER ("stock" or "patched") peer.
-PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & exec cat >&3'"
+# The reader in the background is killed when the proxy ends: left alone
+# it would hold the TCP connection, and with it the sshd session, open.
+PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & r=\$!; trap \"kill \$r\" EXIT; cat >&3'"
 proxy_download() {
 	_log="$TESTDIR/down.$1.log"
 	if ! command -v bash >/dev/null 2>&1; then
