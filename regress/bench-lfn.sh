@@ -139,11 +139,8 @@ for link in $LINKS; do
 		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
 		esac
 	done
-	kill $LFN_LINK_PID $LFN_PERF_PID 2>/dev/null
-	sleep 0.5
+	lfn_down
 	sed -n 's/^tunlink: a->b/# link counters: a->b/p' "$TESTDIR/tunlink.log" 2>/dev/null
-	ip netns del "$LFN_A"
-	ip netns del "$LFN_B"
 	rm -f "$DATA" "$TESTDIR/tunlink.log"
 done
 exit 0

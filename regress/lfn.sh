@@ -12,6 +12,7 @@
 #
 #   lfn_usable              prints the reason and fails if no LFN here
 #   lfn_up MBIT RTT-MS      build the link; sets LFN_A, LFN_B, LFN_KIND
+#   lfn_down                tear it down (also run on exit)
 #   lfn_a CMD... / lfn_b    run CMD in namespace A / B
 #   lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]
 #                           start_sshd, but in B on 198.18.0.2
@@ -116,9 +117,8 @@ lfn_up() {
 	LFN_A="hpnA$$"
 	LFN_B="hpnB$$"
 	ip netns add "$LFN_A" || die "ip netns add $LFN_A failed"
-	hpn_on_exit "ip netns del $LFN_A 2>/dev/null"
+	hpn_on_exit lfn_down
 	ip netns add "$LFN_B" || die "ip netns add $LFN_B failed"
-	hpn_on_exit "ip netns del $LFN_B 2>/dev/null"
 	_lfn_tune "$LFN_A"
 	_lfn_tune "$LFN_B"
 	if [ -z "${LFN_FORCE_TUN:-}" ] && _lfn_netem "$_mbit" "$_half"; then
@@ -148,6 +148,33 @@ lfn_up() {
 	fi
 	echo "# LFN: $LFN_KIND, $_mbit Mbit/s, RTT $LFN_RTT ms measured" \
 	    "(wanted $_rtt), MTU $LFN_MTU"
+}
+
+# lfn_down: stops the link and whatever still runs in the namespaces, then
+# deletes them.  Every process in them was started by us: sessions of an
+# sshd we stopped whose last packets are stranded once the link is gone
+# would otherwise retransmit for a quarter of an hour.
+lfn_down() {
+	[ -n "${LFN_A:-}" ] || return 0
+	for _p in ${LFN_LINK_PID:-} ${LFN_PERF_PID:-}; do
+		kill $_p 2>/dev/null
+		wait $_p 2>/dev/null
+		hpn_untrack_pid $_p
+	done
+	for _ns in "$LFN_A" "$LFN_B"; do
+		_p=`ip netns pids "$_ns" 2>/dev/null`
+		[ -z "$_p" ] || kill $_p 2>/dev/null
+	done
+	sleep 0.5
+	for _ns in "$LFN_A" "$LFN_B"; do
+		_p=`ip netns pids "$_ns" 2>/dev/null`
+		[ -z "$_p" ] || kill -9 $_p 2>/dev/null
+		ip netns del "$_ns" 2>/dev/null
+	done
+	LFN_A=
+	LFN_B=
+	LFN_LINK_PID=
+	LFN_PERF_PID=
 }
 
 # The round trip as the client sees it: the fastest of 5 TCP connects

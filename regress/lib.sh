@@ -61,6 +61,12 @@ hpn_track_pid() {
 	_hpn_pids="$_hpn_pids $1"
 }
 
+# hpn_untrack_pid PID: PID was reaped; do not kill it (or its successor) on
+# exit.
+hpn_untrack_pid() {
+	_hpn_pids=`echo " $_hpn_pids " | sed "s/ $1 / /g"`
+}
+
 hpn_on_exit() {
 	_hpn_cleanups="$_hpn_cleanups
 $1"
