@@ -14,7 +14,8 @@
 # per GiB of client and server (sshd's children, from /proc).
 # BENCH_PAIRS (default "stock->stock patched->patched stock->patched
 # patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp sftp")
-# select rows.
+# select rows.  With BENCH_RUNS=N (default 1) each row is measured N times
+# in a row and shows the medians, with the lowest and highest % of raw TCP.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -23,6 +24,11 @@ LINKS=${BENCH_LINKS:-"1000:100 100:50"}
 PAIRS=${BENCH_PAIRS:-"stock->stock patched->patched stock->patched patched<-stock"}
 METHODS=${BENCH_METHODS:-"ssh-file ssh-pipe scp sftp"}
 RAW_BYTES=${BENCH_RAW_BYTES:-1073741824}
+RUNS=${BENCH_RUNS:-1}
+case "$RUNS" in
+''|*[!0-9]*|0)	echo "bench-lfn: BENCH_RUNS must be a positive number, not '$RUNS'" >&2
+		exit 1 ;;
+esac
 GIB=1073741824
 TIME=/usr/bin/time
 
@@ -87,6 +93,12 @@ cmd() {
 	esac
 }
 
+# median FIELD: the median of field FIELD of $TESTDIR/rates ("-" stays).
+median() {
+	cut -d' ' -f$1 "$TESTDIR/rates" | sort -g |
+	    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 # bench_pair LABEL DIR CLIENT-BUILD SERVER-FLAVOUR
 bench_pair() {
 	_label="$1"
@@ -94,17 +106,34 @@ bench_pair() {
 	_cb="$3"
 	lfn_start_sshd "b`echo "$_label" | tr -c 'a-z\n' _`" "$4"
 	for _m in $METHODS; do
-		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
-		_setup=$ELAPSED
-		run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
-		awk -v l="$_label" -v m="$_m" -v e="$ELAPSED" -v s="$_setup" \
-		    -v b="$BYTES" -v raw="$RAW" -v c="$CCPU" -v sc="$SCPU" \
-		    -v gib=$GIB 'BEGIN {
-			d = e - s; if (d <= 0) d = e
-			mbs = b / d / 1e6
-			cc = c == "" ? "-" : sprintf("%.2f", c * gib / b)
-			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f\n", l, m, mbs,
-			    100 * mbs / raw, cc, sc * gib / b
+		: >"$TESTDIR/runs"
+		_r=0
+		while [ $_r -lt $RUNS ]; do
+			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
+			_setup=$ELAPSED
+			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
+			echo "$ELAPSED $_setup ${CCPU:--} $SCPU" >>"$TESTDIR/runs"
+			_r=`expr $_r + 1`
+		done
+		# One line per run: MB/s, client and server s/GiB; then the
+		# medians (the lower middle value of an even count).
+		awk -v b="$BYTES" -v gib=$GIB '{
+			d = $1 - $2; if (d <= 0) d = $1
+			print b / d / 1e6, $3 == "-" ? "-" : $3 * gib / b,
+			    $4 * gib / b
+		}' "$TESTDIR/runs" >"$TESTDIR/rates"
+		_lo=`sort -g "$TESTDIR/rates" | head -n 1 | cut -d' ' -f1`
+		_hi=`sort -g "$TESTDIR/rates" | tail -n 1 | cut -d' ' -f1`
+		awk -v l="$_label" -v m="$_m" -v mbs="`median 1`" \
+		    -v cc="`median 2`" -v sc="`median 3`" -v raw="$RAW" \
+		    -v lo="$_lo" -v hi="$_hi" -v runs=$RUNS 'BEGIN {
+			cc = cc == "-" ? "-" : sprintf("%.2f", cc)
+			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f", l, m, mbs,
+			    100 * mbs / raw, cc, sc
+			if (runs > 1)
+				printf "   %3.0f-%.0f%%", 100 * lo / raw,
+				    100 * hi / raw
+			printf "\n"
 		}'
 	done
 	stop_sshd
@@ -128,8 +157,10 @@ for link in $LINKS; do
 	[ -z "$_l0" ] || echo "link process (tunlink) CPU during raw TCP:" \
 	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
 	    '{ printf "%.2f", ($1 - $2) * g / b }'` s/GiB"
-	printf "%-18s %-9s %8s %7s %9s %9s\n" pair method "MB/s" "raw" \
+	[ $RUNS -eq 1 ] || echo "each row: medians of $RUNS runs; last column: lowest-highest % of raw TCP"
+	printf "%-18s %-9s %8s %7s %9s %9s" pair method "MB/s" "raw" \
 	    "cli s/GiB" "srv s/GiB"
+	[ $RUNS -eq 1 ] && echo || printf "   %s\n" "runs"
 	for pair in $PAIRS; do
 		case "$pair" in
 		"stock->stock")	bench_pair "$pair" up "$STOCK_BUILD" stock ;;
