@@ -310,6 +310,33 @@ stop_sshd() {
 	return 0
 }
 
+# cap_lines LOG FROM-LINE KIND: the rate-based window caps logged at
+# debug2 for a KIND (stock or patched) peer from FROM-LINE of LOG,
+#   "KIND peer: window cap C = B + rate R B/s * min_rtt T us (max M)",
+# one "C B R T M" line each.
+cap_lines() {
+	_n='\([0-9]*\)'
+	tail -n +$2 "$1" | sed -n "s/.*$3 peer: window cap $_n = $_n \
++ rate $_n B\\/s \\* min_rtt $_n us (max $_n).*/\\1 \\2 \\3 \\4 \\5/p"
+}
+
+# cap_problem C B R T M BASE MAX: prints what is wrong with one cap line
+# of cap_lines, if anything: base B must be BASE and max M must be MAX,
+# and the parts must add up, C = min(B + R * T / 10^6, M), with C <= MAX.
+cap_problem() {
+	_want=$(( $2 + $3 * $4 / 1000000 ))
+	[ $_want -le $5 ] || _want=$5
+	if [ $2 -ne $6 ]; then
+		echo "base $2, not $6"
+	elif [ $5 -ne $7 ]; then
+		echo "max $5, not $7"
+	elif [ $1 -ne $_want ]; then
+		echo "cap $1, but $2 + $3 * $4 us = $_want"
+	elif [ $1 -gt $7 ]; then
+		echo "cap $1 above $7"
+	fi
+}
+
 # descendants PID: every process below PID, from /proc.
 descendants() {
 	_kids=`grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null |

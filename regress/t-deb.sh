@@ -202,18 +202,11 @@ fi
 # minimum round trip (on loopback, a few KiB at most); with TcpRcvBufPoll
 # no it goes straight to the first cap, 8 MiB, whose parts must add up,
 # as must every later cap's, none past HPNBufferSize (32 MiB).
-_why=`sed -n 's/.*patched peer: window cap \([0-9]*\) = \([0-9]*\) + rate \([0-9]*\) B\/s \* min_rtt \([0-9]*\) us (max \([0-9]*\)).*/\1 \2 \3 \4 \5/p' \
-    "$TESTDIR/log.16M" | {
+_why=`cap_lines "$TESTDIR/log.16M" 1 patched | {
 	_n=0
 	while read _c _b _r _t _m; do
 		_n=$((_n + 1))
-		_want=$((_b + _r * _t / 1000000))
-		[ $_want -le $_m ] || _want=$_m
-		if [ $_b -ne 8388608 ] || [ $_m -ne 33554432 ]; then
-			echo "base $_b or max $_m, not 8388608 and 33554432"
-		elif [ $_c -ne $_want ] || [ $_c -gt $_m ]; then
-			echo "cap $_c, but $_b + $_r * $_t us = $_want"
-		fi
+		cap_problem $_c $_b $_r $_t $_m 8388608 33554432
 	done
 	[ $_n -gt 0 ] || echo "no patched-peer cap logged"
 } | head -n 1`

@@ -158,10 +158,8 @@ lines() {
 # accepts; at least one R must be above zero (the cap grew as the link
 # proved its rate).  Sets CAP to the largest cap.
 peer_cap() {
-	_n='\([0-9]*\)'
 	_max=${6:-$WINDOW_MAX}
-	_caps=`tail -n +$3 "$2" | sed -n "s/.*$4 peer: window cap $_n = $_n \
-+ rate $_n B\\/s \\* min_rtt $_n us (max $_n).*/\\1 \\2 \\3 \\4 \\5/p"`
+	_caps=`cap_lines "$2" $3 $4`
 	CAP=0
 	if [ -z "$_caps" ]; then
 		fail "$1" "no $4-peer cap with rate and round trip logged"
@@ -173,16 +171,9 @@ peer_cap() {
 	_why=`printf '%s\n' "$_caps" | {
 		_moved=0
 		while read _c _b _r _t _m; do
-			_want=$(( _b + _r * _t / 1000000 ))
-			[ $_want -le $_m ] || _want=$_m
-			if [ $_b -ne $5 ]; then
-				echo "base $_b, not $5"
-			elif [ $_m -ne $_max ]; then
-				echo "max $_m, not $_max"
-			elif [ $_c -ne $_want ]; then
-				echo "cap $_c, but $_b + $_r * $_t us = $_want"
-			elif [ $_c -gt $_max ]; then
-				echo "cap $_c above $_max"
+			_p=$(cap_problem $_c $_b $_r $_t $_m $5 $_max)
+			if [ -n "$_p" ]; then
+				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
 				echo "rate $_r B/s above the link's $LFN_MBIT Mbit/s"
 			elif [ $_t -lt $_rttlo ] || [ $_t -gt $_rtthi ]; then
