@@ -347,6 +347,25 @@ descendants() {
 	done
 }
 
+# wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds (true)
+# or SECONDS have passed (false).
+wait_until() {
+	_wu_left=`expr $1 \* 10`
+	shift
+	while ! "$@"; do
+		[ $_wu_left -gt 0 ] || return 1
+		sleep 0.1
+		_wu_left=`expr $_wu_left - 1`
+	done
+	return 0
+}
+
+# proc_gone PID: true once process PID has ended (a zombie has ended too).
+proc_gone() {
+	! kill -0 "$1" 2>/dev/null ||
+	    grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 # nthreads PID: the number of threads of process PID (0 if gone).
 nthreads() {
 	sed -n 's/^Threads:[[:space:]]*//p' /proc/$1/status 2>/dev/null || echo 0

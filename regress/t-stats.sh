@@ -168,7 +168,8 @@ wait_stats() {
 	_i=0
 	NSTATS=`expr $NSTATS + 1`
 	while [ $_i -lt 300 ]; do
-		STATS=`grep 'Transfer stats: ' "$SSHD_LOG" | sed -n "${NSTATS}p"`
+		STATS=`grep 'Transfer stats: ' "$SSHD_LOG" |
+		    sed -n "${NSTATS}p" | tr -d '\r'`
 		[ -n "$STATS" ] && return 0
 		sleep 0.1
 		_i=`expr $_i + 1`
@@ -289,34 +290,6 @@ if wait_stats log-sigkill; then
 	fi
 fi
 
-# The session's sshd-session (the remote shell's parent) terminated with
-# SIGTERM, as an administrator would: it exits through cleanup_exit.
-mark_stats
-"$SSH" -F "$SSH_CONFIG" hpntest 'echo $PPID; exec sleep 60' </dev/null \
-    >"$TESTDIR/term.out" 2>/dev/null &
-pid=$!
-hpn_track_pid $pid
-i=0
-while [ ! -s "$TESTDIR/term.out" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=`expr $i + 1`
-done
-spid=`head -n 1 "$TESTDIR/term.out"`
-case "$spid" in
-[0-9]*)
-	kill -TERM "$spid"
-	wait $pid
-	if wait_stats log-sigterm; then
-		if grep -q 'Exiting on signal 15' "$SSHD_LOG"; then
-			pass log-sigterm
-		else
-			fail log-sigterm "sshd-session did not exit on SIGTERM"
-		fi
-	fi
-	;;
-*)	fail log-sigterm "no pid from the remote shell: '$spid'" ;;
-esac
-
 # A client that stops answering: ClientAliveInterval times it out.
 mark_stats
 "$SSH" -F "$SSH_CONFIG" -o ServerAliveInterval=0 hpntest 'sleep 60' \
@@ -368,6 +341,57 @@ if wait_stats log-mux; then
 	check log-mux-data test "`wc -c <"$TESTDIR/mux.out"`" -eq 4194304
 fi
 
+# A client banner of 950 characters (the protocol allows up to 8192) comes
+# last in the line, cut to 256 characters: the counters before it stay
+# whole and exact.  paramiko sends the banner and echoes 100000 bytes.
+if /usr/bin/python3 -c 'import paramiko' 2>/dev/null; then
+	mark_stats
+	LONGBANNER="SSH-2.0-`head -c 942 /dev/zero | tr '\\0' b`"
+	HPN_PORT=$SSHD_PORT HPN_KEY="$TESTDIR/id_ed25519" HPN_BANNER="$LONGBANNER" \
+	    /usr/bin/python3 - >"$TESTDIR/banner.out" 2>&1 <<'PY'
+import os, socket, sys, paramiko
+sock = socket.create_connection(("127.0.0.1", int(os.environ["HPN_PORT"])))
+t = paramiko.Transport(sock)
+t.local_version = os.environ["HPN_BANNER"]
+t.start_client(timeout=20)
+key = paramiko.Ed25519Key.from_private_key_file(os.environ["HPN_KEY"])
+t.auth_publickey(os.environ["USER"], key)
+ch = t.open_session()
+ch.exec_command("cat")
+data = os.urandom(100000)
+ch.sendall(data)
+ch.shutdown_write()
+got = b""
+while True:
+	b = ch.recv(65536)
+	if not b:
+		break
+	got += b
+rc = ch.recv_exit_status()
+t.close()
+print("echoed" if got == data and rc == 0 else "mismatch %d %d" % (len(got), rc))
+PY
+	if ! grep -q '^echoed$' "$TESTDIR/banner.out"; then
+		fail log-long-banner "paramiko: `tail -n 1 "$TESTDIR/banner.out"`"
+	elif wait_stats log-long-banner; then
+		want=`printf '%s' "$LONGBANNER" | cut -c1-256`
+		expect log-long-banner bytes_in 100000 bytes_out 100000 \
+		    user "$USER" client "$want"
+		case "$STATS" in
+		*" client=\"$want\"")
+			case "`field duration`/`field rate_out_Bps`/`field kex`" in
+			[0-9]*.[0-9][0-9][0-9]/[0-9]*/?*)
+				pass log-long-banner-whole ;;
+			*)	fail log-long-banner-whole "fields missing: $STATS" ;;
+			esac
+			;;
+		*)	fail log-long-banner-whole "the line does not end in the cut banner: $STATS" ;;
+		esac
+	fi
+else
+	skip log-long-banner "no paramiko for /usr/bin/python3 (python3-paramiko)"
+fi
+
 # Exactly one line per authenticated connection, each for its own port
 # (a client port may be reused by a later connection: count per port).
 nacc=`grep -c 'Accepted publickey for ' "$SSHD_LOG"`
@@ -388,4 +412,85 @@ if [ "$nacc" -eq "$nst" ] && [ -z "$bad" ]; then
 else
 	fail log-once "$nacc connections, $nst lines; ports (connections/lines): $bad"
 fi
+
+# SIGTERM, on an sshd with no ClientAliveInterval (whose timer would wake
+# the loop every second) and internal-sftp, the usual chroot/SFTP-only
+# set-up.
+start_sshd stats-term hpn "LogLevel INFO" "Subsystem sftp internal-sftp"
+
+# The session's sshd-session (the remote shell's parent) terminated with
+# SIGTERM, as an administrator would, while idle and in the middle of an
+# upload and a download: it ends within 2 s, through cleanup_exit, so the
+# line is written.
+for how in idle upload download; do
+	pidf="$TESTDIR/term.$how.pid"
+	case $how in
+	idle)	cmd='exec sleep 60' in=/dev/null ;;
+	upload)	cmd='exec cat >/dev/null' in=/dev/zero ;;
+	download) cmd='exec cat /dev/zero' in=/dev/null ;;
+	esac
+	mark_stats
+	nexit=`grep -c 'Exiting on signal 15' "$SSHD_LOG"`
+	"$SSH" -F "$SSH_CONFIG" hpntest "echo \$PPID >$pidf; $cmd" <$in \
+	    >/dev/null 2>&1 &
+	pid=$!
+	hpn_track_pid $pid
+	wait_until 10 test -s "$pidf"
+	spid=`cat "$pidf" 2>/dev/null`
+	case "$spid" in
+	[0-9]*)	;;
+	*)	fail log-sigterm-$how "no pid from the remote shell: '$spid'"
+		kill $pid 2>/dev/null
+		continue
+		;;
+	esac
+	[ $how = idle ] || sleep 1
+	kill -TERM "$spid"
+	if ! wait_until 2 proc_gone "$spid"; then
+		fail log-sigterm-$how "sshd-session $spid still runs 2 s after SIGTERM"
+		kill -9 "$spid" 2>/dev/null
+	elif wait_stats log-sigterm-$how; then
+		if [ "`grep -c 'Exiting on signal 15' "$SSHD_LOG"`" -gt "$nexit" ]
+		then
+			pass log-sigterm-$how
+		else
+			fail log-sigterm-$how "no 'Exiting on signal 15' in the log"
+		fi
+	fi
+	wait $pid 2>/dev/null
+	hpn_untrack_pid $pid
+done
+
+# internal-sftp serves each session from a forked child of sshd-session:
+# SIGTERM ends it within 2 s, as it does stock's.
+mkfifo "$TESTDIR/isftp.in"
+"$SFTP" -S "$SSH" -F "$SSH_CONFIG" -b - hpntest <"$TESTDIR/isftp.in" \
+    >"$TESTDIR/isftp.out" 2>&1 &
+pid=$!
+hpn_track_pid $pid
+exec 7>"$TESTDIR/isftp.in"
+echo pwd >&7
+# internal_sftp_pid: the child titled "sshd-session: USER@internal-sftp".
+internal_sftp_pid() {
+	for _p in `descendants $SSHD_PID`; do
+		tr '\0' ' ' <"/proc/$_p/cmdline" 2>/dev/null |
+		    grep -q '@internal-sftp' && echo $_p && return 0
+	done
+	return 1
+}
+if ! wait_until 10 internal_sftp_pid >/dev/null; then
+	fail sigterm-internal-sftp "no internal-sftp child of sshd $SSHD_PID"
+else
+	ipid=`internal_sftp_pid`
+	kill -TERM $ipid
+	if wait_until 2 proc_gone $ipid; then
+		pass sigterm-internal-sftp
+	else
+		fail sigterm-internal-sftp "internal-sftp $ipid still runs 2 s after SIGTERM"
+		kill -9 $ipid 2>/dev/null
+	fi
+fi
+exec 7>&-
+wait $pid 2>/dev/null
+hpn_untrack_pid $pid
 exit 0
