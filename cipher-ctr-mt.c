@@ -641,7 +641,6 @@ consumer_serial(struct ctr_mt_ctx *ctx)
 		r = -1;
 	explicit_bzero(ivb, sizeof(ivb));
 	explicit_bzero(skip, sizeof(skip));
-	hi = lo = 0;
 	ctx->mode = CONS_SERIAL;
 	return r;
 }
@@ -650,7 +649,10 @@ consumer_serial(struct ctr_mt_ctx *ctx)
  * In a forked child the workers are gone, but the connection may still
  * need this context until its next rekey: continue the same keystream
  * with a serial cipher, positioned where the consumer stopped.  The key
- * schedule is copied from a worker's cipher context.
+ * schedule is copied from the consumer's own cipher context: fork() may
+ * have copied a worker's in the middle of a call, but the consumer's is
+ * used only by the thread that crypts with this context, which is the
+ * one carrying on here.
  */
 static int
 ctx_crypt_serial(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
@@ -659,24 +661,26 @@ ctx_crypt_serial(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 	u_char ivb[CTR_MT_BLOCK], skip[CTR_MT_BLOCK];
 	uint64_t hi = ctx->iv_hi, lo = ctx->iv_lo;
 	size_t n;
-	int outl;
+	int outl, r = 0;
 
 	if (ctx->serial == NULL) {
 		ctr_add(&hi, &lo, ctx->consumed / CTR_MT_BLOCK);
 		ctr_store(hi, lo, ivb);
 		n = ctx->consumed % CTR_MT_BLOCK;
 		if ((ctx->serial = EVP_CIPHER_CTX_new()) == NULL ||
-		    EVP_CIPHER_CTX_copy(ctx->serial, ctx->w[0].evp) != 1 ||
+		    EVP_CIPHER_CTX_copy(ctx->serial, ctx->cevp) != 1 ||
 		    EVP_EncryptInit_ex(ctx->serial, NULL, NULL, NULL,
 		    ivb) != 1 ||
 		    (n > 0 && EVP_EncryptUpdate(ctx->serial, skip, &outl,
 		    ctr_mt_zeros, (int)n) != 1)) {
 			EVP_CIPHER_CTX_free(ctx->serial);
 			ctx->serial = NULL;
-			explicit_bzero(skip, sizeof(skip));
-			return -1;
+			r = -1;
 		}
+		explicit_bzero(ivb, sizeof(ivb));
 		explicit_bzero(skip, sizeof(skip));
+		if (r != 0)
+			return r;
 	}
 	while (len > 0) {
 		n = len > CTR_MT_CHUNK ? CTR_MT_CHUNK : len;
@@ -841,7 +845,7 @@ ctr_mt_free(struct ctr_mt_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
-	if (getpid() != ctx->pid) {
+	if (ctx_forked(ctx)) {
 		/*
 		 * Forked child: the workers do not exist here and the lock
 		 * may have been copied in any state.  Neither lock, join nor
@@ -935,7 +939,6 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 		ctx->q[i].ks = ctx->ring + i * ctx->qbytes;
 		ctr_add(&hi, &lo, ctx->qbytes / CTR_MT_BLOCK);
 	}
-	hi = lo = 0;
 
 	/*
 	 * The consumer's and the workers' cipher contexts, keyed now; IVs

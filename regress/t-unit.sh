@@ -1,35 +1,44 @@
 #!/bin/sh
 #
-# t-unit.sh: the MT-AES-CTR engine on its own, against OpenSSL's serial
-# AES-CTR (regress/unit/test_ctr_mt.c), built three ways: plain, with
-# AddressSanitizer + UndefinedBehaviorSanitizer, and with ThreadSanitizer.
-# Each case the program reports becomes one result here; a sanitizer
-# report fails the variant.
+# t-unit.sh: unit tests, each program built several ways; each case a
+# program reports becomes one result here, and a sanitizer report fails
+# the variant.
+# - The MT-AES-CTR engine on its own, against OpenSSL's serial AES-CTR
+#   (regress/unit/test_ctr_mt.c): plain, with AddressSanitizer +
+#   UndefinedBehaviorSanitizer, and with ThreadSanitizer.
+# - scp/sftp's progress meter (the patched progressmeter.c, compiled into
+#   regress/unit/test_progressmeter.c with a fake clock, linked with the
+#   patched libssh.a) on a pseudo-terminal, fed rates above 2 GiB/s:
+#   plain, and with ASan + UBSan.
 
 . "`dirname "$0"`/lib.sh"
 
 CC="${CC:-cc}"
-SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c"
-# CTR_MT_TEST: lets the tests stall workers between chunks.
-DEFS="-DCTR_MT_TEST"
 INC="-I$HPN_BUILD -I$HPN_BUILD/openbsd-compat -I$HPN_TOP"
-LIBS="-L$HPN_BUILD/openbsd-compat -lopenbsd-compat -lcrypto -lpthread"
+# UBSan: GCC's "undefined" leaves out float-cast-overflow (a double too
+# large for its integer type), which the meter's rates need.
+ASAN_UBSAN="-O1 -g -fno-omit-frame-pointer \
+    -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all"
+ASAN_UBSAN_ENV="ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+    UBSAN_OPTIONS=halt_on_error=1"
 
 [ -f "$HPN_BUILD/config.h" ] || die "no configured tree at $HPN_BUILD"
 [ -f "$HPN_BUILD/openbsd-compat/libopenbsd-compat.a" ] ||
     die "no libopenbsd-compat.a in $HPN_BUILD: run make first"
 
-# variant NAME CFLAGS [ENV...]
+# variant NAME CFLAGS [ENV...]: build program $PROG from $SRC with $DEFS
+# and $LIBS, run it; results are named $TAG$NAME/CASE.
 variant() {
-	_v="$1"
+	_v="$TAG$1"
 	_flags="$2"
 	shift 2
-	_bin="$TESTDIR/test_ctr_mt.$_v"
+	_bin="$TESTDIR/$PROG.$_v"
 	# shellcheck disable=SC2086
 	if ! $CC $_flags $DEFS $INC -o "$_bin" $SRC $LIBS >"$TESTDIR/cc.$_v" 2>&1
 	then
-		if [ "$_v" != plain ] && grep -q "cannot find.*lib[at]san\|sanitizer" \
-		    "$TESTDIR/cc.$_v"; then
+		if [ "$_v" != "${TAG}plain" ] &&
+		    grep -q "cannot find.*lib[at]san\|sanitizer" "$TESTDIR/cc.$_v"
+		then
 			skip "$_v" "compiler has no $_v runtime: `tail -n1 \
 			    "$TESTDIR/cc.$_v"`"
 		else
@@ -43,7 +52,7 @@ variant() {
 		pass "$_v/$_t"
 	done
 	sed -n 's/^not ok - \(.*\)/\1/p' "$TESTDIR/out.$_v" | while read -r _t; do
-		fail "$_v/$_t" "see the engine's output"
+		fail "$_v/$_t" "see $PROG's output"
 	done
 	if grep -q "Sanitizer\|runtime error:" "$TESTDIR/out.$_v"; then
 		fail "$_v-sanitizer" "`grep -m1 'Sanitizer\|runtime error:' \
@@ -57,13 +66,33 @@ variant() {
 	else
 		pass "$_v-clean"
 	fi
+	grep '^# final line:' "$TESTDIR/out.$_v" || :
 }
 
+# The engine.  CTR_MT_TEST: lets the tests stall workers between chunks.
+PROG=test_ctr_mt
+TAG=
+SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c"
+DEFS="-DCTR_MT_TEST"
+LIBS="-L$HPN_BUILD/openbsd-compat -lopenbsd-compat -lcrypto -lpthread"
 variant plain "-O2 -g"
-variant asan-ubsan "-O1 -g -fno-omit-frame-pointer \
-    -fsanitize=address,undefined -fno-sanitize-recover=all" \
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1 \
-    CTR_MT_QUICK=1
+# shellcheck disable=SC2086
+variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV CTR_MT_QUICK=1
 variant tsan "-O1 -g -fsanitize=thread" \
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 CTR_MT_QUICK=1
+
+# The progress meter.
+PROG=test_progressmeter
+TAG=meter-
+SRC="$HPN_TOP/regress/unit/test_progressmeter.c"
+DEFS=
+LIBS="-L$HPN_BUILD -L$HPN_BUILD/openbsd-compat -lssh -lopenbsd-compat -lssh \
+    -lopenbsd-compat -lcrypto -lz -lpthread"
+if [ -f "$HPN_BUILD/libssh.a" ]; then
+	variant plain "-O2 -g"
+	# shellcheck disable=SC2086
+	variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV
+else
+	fail meter-build "no libssh.a in $HPN_BUILD: run make first"
+fi
 exit 0
