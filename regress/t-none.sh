@@ -1,9 +1,10 @@
 #!/bin/sh
 #
-# t-none.sh: None cipher switching (patch 0003).  The switch happens only
+# t-none.sh: None cipher switching (patch 0002).  The switch happens only
 # after authentication, only when both sides opt in and only without a
 # tty; a server that does not allow it (ours without NoneEnabled, Debian's
-# stock sshd) keeps encrypting and the transfer still succeeds.
+# stock sshd) keeps encrypting and the transfer still succeeds.  With the
+# none MAC, neither side lets the peer open anything new.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -359,12 +360,15 @@ if [ -x /usr/bin/python3 ]; then
 	PWNED="$TESTDIR/pwned"
 	RLOG="$TESTDIR/relay.log"
 	: >"$RLOG"
-	# The remote command waits a little for the injected one.
-	SSH_AUTH_SOCK="$TESTDIR/agent.sock" upload relay $NONE \
-	    -o NoneMacEnabled=yes -c aes128-ctr \
-	    -m hmac-sha2-256-etm@openssh.com -o ForwardAgent=yes \
-	    -o ControlMaster=yes -o ControlPath="$TESTDIR/relay.ctl" \
-	    -o ProxyCommand="/usr/bin/python3 $HPN_TOP/regress/none-relay.py %h %p $RLOG $PWNED"
+	(
+		SSH_AUTH_SOCK="$TESTDIR/agent.sock"
+		export SSH_AUTH_SOCK
+		upload relay $NONE -o NoneMacEnabled=yes -c aes128-ctr \
+		    -m hmac-sha2-256-etm@openssh.com -o ForwardAgent=yes \
+		    -o ControlMaster=yes -o ControlPath="$TESTDIR/relay.ctl" \
+		    -o ProxyCommand="/usr/bin/python3 $HPN_TOP/regress/none-relay.py %h %p $RLOG $PWNED"
+	)
+	# Give an injected command (on unpatched code) time to run.
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		[ -e "$PWNED" ] && break
 		sleep 0.2
