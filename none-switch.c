@@ -17,12 +17,24 @@
 /*
  * None cipher switching: bulk data may travel unencrypted after an
  * encrypted authentication, only when both sides opt in.  This file holds
- * the guards that decide whether a switch may happen.
+ * the guards that decide whether a switch may happen, and what a
+ * connection that switched may still do.
  *
  * The switch is an ordinary key exchange after user authentication: the
  * client puts "none" first in its cipher proposal, still followed by its
  * usual ciphers, and the server adds "none" to its own proposal only if
  * NoneEnabled is set.  A server that does not allow it keeps encrypting.
+ *
+ * The none MAC (NoneMacEnabled on both sides) comes in a second key
+ * exchange, which the client starts only once its session has been set
+ * up (the request for the command, shell or subsystem sent).  From the
+ * key exchange that chose the none MAC on, nothing authenticates what
+ * arrives, so both sides freeze the connection: sshd opens no channel,
+ * starts no session and honours no global request, and ssh accepts no
+ * channel (agent, X11, remote forwarding) or global request from the
+ * server.  Only the sessions set up before the switch carry on.
+ *
+ * The state is per connection, in struct ssh's none_flags (NONE_*).
  */
 
 #include "includes.h"
@@ -45,16 +57,13 @@
 #include "kex.h"
 #include "packet.h"
 #include "compat.h"
+#include "channels.h"
 #include "none-switch.h"
 
 #define NONE_ALG	"none"
 
-/* Server: may the none cipher still be offered (no pty granted yet)? */
-static int none_offer_allowed = 1;
-/* The last key exchange negotiated the none cipher */
-static int none_negotiated;
-/* Warnings and log lines are given once per connection */
-static int none_cipher_told, none_mac_told;
+#define WARN_CIPHER	"WARNING: ENABLED NONE CIPHER: data is not encrypted"
+#define WARN_MAC	"WARNING: ENABLED NONE MAC: data is not authenticated"
 
 /*
  * The none cipher is never allowed before user authentication, nor on a
@@ -93,7 +102,11 @@ none_edit_list(char **listp, int add, int first)
 	return 0;
 }
 
-/* Edit the proposal that every later KEXINIT of ours will send */
+/*
+ * Edit the proposal that every later KEXINIT of ours will send.  Only
+ * between key exchanges: the KEXINIT of one under way must stay as sent,
+ * since the exchange hash covers it.
+ */
 static int
 none_edit_proposal(struct ssh *ssh, int cipher, int mac, int first)
 {
@@ -101,6 +114,8 @@ none_edit_proposal(struct ssh *ssh, int cipher, int mac, int first)
 	int r;
 
 	if (ssh->kex == NULL || ssh->kex->my == NULL)
+		return SSH_ERR_INTERNAL_ERROR;
+	if ((ssh->kex->flags & KEX_INIT_SENT) != 0)
 		return SSH_ERR_INTERNAL_ERROR;
 	if ((r = kex_buf2prop(ssh->kex->my, NULL, &prop)) != 0)
 		return r;
@@ -121,8 +136,8 @@ none_edit_proposal(struct ssh *ssh, int cipher, int mac, int first)
 
 /*
  * Client, after user authentication: if NoneEnabled and NoneSwitch are
- * set and the session has no tty, rekey now preferring the none cipher
- * (and the none MAC if NoneMacEnabled).
+ * set and the session has no tty, rekey now preferring the none cipher.
+ * With NoneMacEnabled, the none MAC waits for none_switch_client_session.
  */
 void
 none_switch_client(struct ssh *ssh, int enabled, int mac_enabled,
@@ -145,12 +160,47 @@ none_switch_client(struct ssh *ssh, int enabled, int mac_enabled,
 		    "data stays encrypted");
 		return;
 	}
-	if ((r = none_edit_proposal(ssh, 1, mac_enabled, 1)) != 0) {
+	if ((r = none_edit_proposal(ssh, 1, 0, 1)) != 0) {
 		error_fr(r, "NoneSwitch: cannot offer the none cipher");
 		return;
 	}
-	debug("NoneSwitch: rekeying to offer the none cipher%s",
-	    mac_enabled ? " and MAC" : "");
+	if (mac_enabled)
+		ssh->none_flags |= NONE_MAC_WANTED;
+	debug("NoneSwitch: rekeying to offer the none cipher");
+	if ((r = kex_start_rekex(ssh)) != 0)
+		fatal_fr(r, "kex_start_rekex");
+}
+
+/*
+ * Client, once the request that starts its session (command, shell or
+ * subsystem) is sent: with NoneMacEnabled and the none cipher in use,
+ * rekey again offering the none MAC.  sshd has seen the session's
+ * requests by then, and takes no new ones once the MAC is gone.
+ */
+void
+none_switch_client_session(struct ssh *ssh)
+{
+	int r;
+
+	if ((ssh->none_flags & NONE_MAC_WANTED) == 0)
+		return;
+	ssh->none_flags &= ~NONE_MAC_WANTED;
+	if ((ssh->none_flags & NONE_CIPHER) == 0) {
+		debug("NoneSwitch: the server kept a cipher, "
+		    "so the MAC stays too");
+		return;
+	}
+	if (ssh->kex == NULL || !ssh->kex->done ||
+	    (ssh->kex->flags & KEX_INIT_SENT) != 0) {
+		logit("NoneSwitch: a key exchange is under way, "
+		    "the MAC stays");
+		return;
+	}
+	if ((r = none_edit_proposal(ssh, 1, 1, 1)) != 0) {
+		error_fr(r, "NoneSwitch: cannot offer the none MAC");
+		return;
+	}
+	debug("NoneSwitch: session started, rekeying to offer the none MAC");
 	if ((r = kex_start_rekex(ssh)) != 0)
 		fatal_fr(r, "kex_start_rekex");
 }
@@ -164,53 +214,83 @@ none_switch_server(struct ssh *ssh, int enabled, int mac_enabled)
 {
 	int r;
 
-	if (!enabled || !none_offer_allowed ||
+	if (!enabled || (ssh->none_flags & NONE_PTY) != 0 ||
 	    !none_switch_permitted(ssh_packet_authenticated(ssh), 0))
 		return;
 	if ((r = none_edit_proposal(ssh, 1, mac_enabled, 0)) != 0) {
 		error_fr(r, "NoneEnabled: cannot offer the none cipher");
 		return;
 	}
+	ssh->none_flags |= NONE_OFFERED;
 	debug("NoneEnabled: the none cipher%s may be used from the next "
 	    "key exchange", mac_enabled ? " and MAC" : "");
 }
 
 /*
- * Server: a pty is refused while the none cipher is in use or about to
- * be.  Once a pty is granted the none cipher is never offered again.
+ * Server: may a session get a pty?  Not on a connection whose last key
+ * exchange chose the none cipher (in use, or from that exchange's
+ * NEWKEYS on).  Otherwise yes, even while a key exchange is under way
+ * whose algorithms are not chosen yet: from now on the connection never
+ * agrees to none (none_switch_kex_check refuses it, that exchange
+ * included) and our next KEXINIT no longer offers it (none_switch_kexinit).
  */
 int
 none_switch_pty_permitted(struct ssh *ssh)
 {
-	char **prop = NULL;
-	int r, offered = 0;
-
-	if (none_negotiated)
+	if ((ssh->none_flags & NONE_CIPHER) != 0) {
+		logit("Refusing pty request from %s port %d: the connection "
+		    "uses the none cipher", ssh_remote_ipaddr(ssh),
+		    ssh_remote_port(ssh));
 		return 0;
-	if (!none_offer_allowed)
-		return 1;
-	if (ssh->kex != NULL && ssh->kex->my != NULL &&
-	    kex_buf2prop(ssh->kex->my, NULL, &prop) == 0) {
-		offered = match_list(NONE_ALG,
-		    prop[PROPOSAL_ENC_ALGS_CTOS], NULL) != NULL ||
-		    match_list(NONE_ALG,
-		    prop[PROPOSAL_ENC_ALGS_STOC], NULL) != NULL;
-		kex_prop_free(prop);
 	}
-	/* A key exchange that may pick none is under way */
-	if (offered && ssh_packet_is_rekeying(ssh))
-		return 0;
-	none_offer_allowed = 0;
-	if (offered && (r = none_edit_proposal(ssh, 0, 0, 0)) != 0)
-		fatal_fr(r, "cannot withdraw the none cipher");
+	ssh->none_flags |= NONE_PTY;
 	return 1;
 }
 
 /*
+ * Called before each KEXINIT we send: once a pty was granted, the none
+ * cipher and MAC are withdrawn from our proposal.  A proposal that
+ * cannot be edited fails the key exchange rather than offer none.
+ */
+int
+none_switch_kexinit(struct ssh *ssh)
+{
+	int r;
+
+	if ((ssh->none_flags & (NONE_PTY|NONE_OFFERED)) !=
+	    (NONE_PTY|NONE_OFFERED))
+		return 0;
+	if ((r = none_edit_proposal(ssh, 0, 0, 0)) != 0) {
+		error_fr(r, "cannot withdraw the none cipher");
+		return r;
+	}
+	ssh->none_flags &= ~NONE_OFFERED;
+	debug("NoneEnabled: a pty was granted, the none cipher is no "
+	    "longer offered");
+	return 0;
+}
+
+/* Warn (client) or log (server), once per connection and algorithm */
+static void
+none_tell(struct ssh *ssh, int flag, const char *what, const char *warning)
+{
+	if ((ssh->none_flags & flag) != 0)
+		return;
+	ssh->none_flags |= flag;
+	if (ssh->kex->server)
+		logit("None %s enabled for %s port %d: data is not %s", what,
+		    ssh_remote_ipaddr(ssh), ssh_remote_port(ssh),
+		    strcmp(what, "MAC") == 0 ? "authenticated" : "encrypted");
+	else
+		logit("%s", warning);
+}
+
+/*
  * Called by the key exchange once algorithms are chosen: the none cipher
- * and MAC are refused before user authentication, and a none MAC only
- * ever goes with the none cipher.  Warns (client) or logs (server) when
- * data is no longer encrypted or authenticated.
+ * and MAC are refused before user authentication, a none MAC only ever
+ * goes with the none cipher, and sshd refuses the none cipher on a
+ * connection that was granted a pty.  Records the choice in none_flags;
+ * a none MAC freezes the connection for good.
  */
 int
 none_switch_kex_check(struct ssh *ssh)
@@ -242,25 +322,78 @@ none_switch_kex_check(struct ssh *ssh)
 		return enc_none ? SSH_ERR_NO_CIPHER_ALG_MATCH :
 		    SSH_ERR_NO_MAC_ALG_MATCH;
 	}
-	none_negotiated = enc_none;
-	if (!enc_none)
-		return 0;
-	if (kex->server) {
-		if (!none_cipher_told++)
-			logit("None cipher enabled for %s port %d: "
-			    "data is not encrypted", ssh_remote_ipaddr(ssh),
-			    ssh_remote_port(ssh));
-		if (mac_none && !none_mac_told++)
-			logit("None MAC enabled for %s port %d: "
-			    "data is not authenticated",
-			    ssh_remote_ipaddr(ssh), ssh_remote_port(ssh));
-	} else {
-		if (!none_cipher_told++)
-			logit("WARNING: ENABLED NONE CIPHER: "
-			    "data is not encrypted");
-		if (mac_none && !none_mac_told++)
-			logit("WARNING: ENABLED NONE MAC: "
-			    "data is not authenticated");
+	if (enc_none && kex->server && (ssh->none_flags & NONE_PTY) != 0) {
+		error("kex: refusing the none cipher from %s port %d: "
+		    "a pty was granted on this connection",
+		    ssh_remote_ipaddr(ssh), ssh_remote_port(ssh));
+		return SSH_ERR_NO_CIPHER_ALG_MATCH;
 	}
+	if (enc_none)
+		ssh->none_flags |= NONE_CIPHER;
+	else
+		ssh->none_flags &= ~NONE_CIPHER;
+	if (mac_none)
+		ssh->none_flags |= NONE_MAC;
+	if (enc_none)
+		none_tell(ssh, NONE_CIPHER_TOLD, "cipher", WARN_CIPHER);
+	if (mac_none)
+		none_tell(ssh, NONE_MAC_TOLD, "MAC", WARN_MAC);
 	return 0;
+}
+
+/*
+ * Once a key exchange chose the none MAC, anyone on the path can write
+ * into the connection: a request of the peer that would open a channel,
+ * start a session or act on a global request is refused.  what and name
+ * describe it for the log ("channel open", "session"); global requests
+ * (keepalives among them) are logged at debug level only.  Returns 1 if
+ * the request must be refused.
+ */
+int
+none_switch_refuse_peer(struct ssh *ssh, const char *what, const char *name)
+{
+	if ((ssh->none_flags & NONE_MAC) == 0)
+		return 0;
+	do_log2(strcmp(what, "global request") == 0 ?
+	    SYSLOG_LEVEL_DEBUG1 : SYSLOG_LEVEL_INFO,
+	    "Refusing %s \"%.100s\" from %s port %d: the connection uses "
+	    "the none MAC", what, name, ssh_remote_ipaddr(ssh),
+	    ssh_remote_port(ssh));
+	return 1;
+}
+
+/* Append one line to what a mux client's stderr will get */
+static void
+none_mux_line(Channel *c, const char *line, int raw)
+{
+	int r;
+
+	if (c->extended == NULL || c->extended_usage != CHAN_EXTENDED_WRITE)
+		return;
+	if ((r = sshbuf_putf(c->extended, "%s%s", line,
+	    raw ? "\r\n" : "\n")) != 0)
+		fatal_fr(r, "sshbuf_putf");
+}
+
+/*
+ * ssh ControlMaster, before it sets up a mux client's session on channel
+ * c: on a connection that uses the none cipher, the client's own stderr
+ * gets the warnings the master printed when it switched, and a session
+ * that wanted a tty does not get one.  Returns 1 if the master must not
+ * request the tty.
+ */
+int
+none_switch_mux_session(struct ssh *ssh, Channel *c, int want_tty)
+{
+	if ((ssh->none_flags & NONE_CIPHER) == 0)
+		return 0;
+	none_mux_line(c, WARN_CIPHER, want_tty);
+	if ((ssh->none_flags & NONE_MAC) != 0)
+		none_mux_line(c, WARN_MAC, want_tty);
+	if (!want_tty)
+		return 0;
+	none_mux_line(c, "NoneSwitch: the connection uses the none cipher, "
+	    "no tty for this session", want_tty);
+	debug_f("channel %d: no tty over the none cipher", c->self);
+	return 1;
 }

@@ -19,11 +19,25 @@
 #define NONE_SWITCH_H
 
 struct ssh;
+struct Channel;
+
+/* struct ssh's none_flags: the connection's none cipher state */
+#define NONE_CIPHER		0x0001	/* the last key exchange chose it */
+#define NONE_MAC		0x0002	/* a key exchange chose the none MAC */
+#define NONE_OFFERED		0x0004	/* server: our proposal offers none */
+#define NONE_PTY		0x0008	/* server: a pty was granted */
+#define NONE_MAC_WANTED		0x0010	/* client: none MAC once session runs */
+#define NONE_CIPHER_TOLD	0x0020	/* warned or logged once */
+#define NONE_MAC_TOLD		0x0040
 
 int	none_switch_permitted(int, int);
 void	none_switch_client(struct ssh *, int, int, int);
+void	none_switch_client_session(struct ssh *);
 void	none_switch_server(struct ssh *, int, int);
 int	none_switch_pty_permitted(struct ssh *);
+int	none_switch_kexinit(struct ssh *);
 int	none_switch_kex_check(struct ssh *);
+int	none_switch_refuse_peer(struct ssh *, const char *, const char *);
+int	none_switch_mux_session(struct ssh *, struct Channel *, int);
 
 #endif /* NONE_SWITCH_H */

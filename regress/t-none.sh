@@ -1,9 +1,10 @@
 #!/bin/sh
 #
-# t-none.sh: None cipher switching (patch 0003).  The switch happens only
+# t-none.sh: None cipher switching (patch 0002).  The switch happens only
 # after authentication, only when both sides opt in and only without a
 # tty; a server that does not allow it (ours without NoneEnabled, Debian's
-# stock sshd) keeps encrypting and the transfer still succeeds.
+# stock sshd) keeps encrypting and the transfer still succeeds.  With the
+# none MAC, neither side lets the peer open anything new.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -71,7 +72,10 @@ refute() {
 
 # --- Hand-written KEXINIT proposals between two in-memory endpoints
 # (regress/unit/test_none_kex.c, linked with the patched libssh): none is
-# refused before authentication even when both sides ask for it.
+# refused before authentication even when both sides ask for it; sshd's
+# pty guard decides on the exchange's choice (a pty request that meets a
+# rekey is granted when the client does not propose none, and then sshd
+# never agrees to none); the none MAC freezes the connection.
 B="$HPN_BUILD"
 if ${CC:-cc} -O2 -g -I"$B" -I"$B/openbsd-compat" -o "$TESTDIR/test_none_kex" \
     "$HPN_TOP/regress/unit/test_none_kex.c" "$B/ssh-sk-client.o" \
@@ -85,7 +89,7 @@ if ${CC:-cc} -O2 -g -I"$B" -I"$B/openbsd-compat" -o "$TESTDIR/test_none_kex" \
 	    while read -r t why; do
 		fail "kex/$t" "$why"
 	done
-	check kex-summary grep -q "^8 passed, 0 failed" "$TESTDIR/out.kex"
+	check kex-summary grep -q "^15 passed, 0 failed" "$TESTDIR/out.kex"
 else
 	fail kex-build "`grep -m1 error "$TESTDIR/cc.kex"`"
 fi
@@ -261,8 +265,10 @@ else
 	fail tty-no-switch "server switched a tty session"
 fi
 
-# A ControlMaster that switched, then a mux client asking for a pty: the
-# server refuses the pty; the session still runs and data still flows.
+# A ControlMaster that switched, then mux clients: each gets the warning
+# on its own stderr; one asking for a pty gets none (the master does not
+# even ask sshd) and is told why; the session still runs and data still
+# flows.
 CTL="$TESTDIR/ctl"
 "$SSH" -F "$SSH_CONFIG" $NONE -M -S "$CTL" -N hpntest </dev/null \
     2>"$TESTDIR/err.master" &
@@ -274,14 +280,33 @@ while [ $i -lt 100 ] && ! grep -q "$WARN" "$TESTDIR/err.master" 2>/dev/null; do
 	i=`expr $i + 1`
 done
 expect mux-master-switched "$TESTDIR/err.master" "$WARN"
-"$SSH" -F "$SSH_CONFIG" -S "$CTL" -tt hpntest 'tty; exit 0' </dev/null \
-    >"$TESTDIR/out.muxtty" 2>"$TESTDIR/err.muxtty"
-expect mux-pty-refused "$SSHD_LOG" \
-    "Refusing pty request from 127.0.0.1 port [0-9]*: the connection uses the none cipher"
+if "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest 'echo mux-ok' </dev/null \
+    >"$TESTDIR/out.muxwarn" 2>"$TESTDIR/err.muxwarn" &&
+    grep -qx mux-ok "$TESTDIR/out.muxwarn"; then
+	pass mux-session
+else
+	fail mux-session "`tail -n1 "$TESTDIR/err.muxwarn"`"
+fi
+expect mux-client-warning "$TESTDIR/err.muxwarn" "^$WARN"
+npty=`nlines "Refusing pty request" "$SSHD_LOG"`
+if "$SSH" -F "$SSH_CONFIG" -S "$CTL" -tt hpntest 'tty; exit 0' </dev/null \
+    >"$TESTDIR/out.muxtty" 2>"$TESTDIR/err.muxtty"; then
+	pass mux-tty-session-runs
+else
+	fail mux-tty-session-runs "`tail -n1 "$TESTDIR/err.muxtty"`"
+fi
 if grep -q "^/dev/" "$TESTDIR/out.muxtty"; then
 	fail mux-no-tty "got a tty over the none cipher"
 else
 	pass mux-no-tty
+fi
+expect mux-tty-warning "$TESTDIR/err.muxtty" "$WARN"
+expect mux-tty-told "$TESTDIR/err.muxtty" \
+    "NoneSwitch: the connection uses the none cipher, no tty for this session"
+if [ "`nlines "Refusing pty request" "$SSHD_LOG"`" -eq $npty ]; then
+	pass mux-tty-not-asked
+else
+	fail mux-tty-not-asked "the master asked sshd for a pty"
 fi
 upload mux -S "$CTL"
 "$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
@@ -295,29 +320,175 @@ expect mac-server-only-cipher "$TESTDIR/err.mac-server-only" "$WARN"
 refute mac-server-only-kept "$TESTDIR/err.mac-server-only" "$WARNMAC"
 refute mac-server-only-server "$SSHD_LOG" "cipher: none MAC: none"
 
-# Both sides enabled the none MAC.
-upload nonemac $NONE -o NoneMacEnabled=yes
+# Both sides enabled the none MAC.  It goes in a second key exchange,
+# once the session's command was requested.
+upload nonemac $NONE -o NoneMacEnabled=yes -v
 expect nonemac-client-warning "$TESTDIR/err.nonemac" "$WARNMAC"
 expect nonemac-server-kex "$SSHD_LOG" "kex: client->server cipher: none MAC: none"
 expect nonemac-server-log "$SSHD_LOG" \
     "None MAC enabled for 127.0.0.1 port [0-9]*: data is not authenticated"
+grep "kex: client->server cipher: none\|Sending command\|rekeying to offer" \
+    "$TESTDIR/err.nonemac" | sed "s/^debug1: //" | tr -d "\r" \
+    >"$TESTDIR/nonemac.order"
+if sed -n 1p "$TESTDIR/nonemac.order" | grep -q "offer the none cipher$" &&
+    sed -n 2p "$TESTDIR/nonemac.order" | grep -q "cipher: none MAC: [a-z]" &&
+    ! sed -n 2p "$TESTDIR/nonemac.order" | grep -q "MAC: none" &&
+    sed -n 3p "$TESTDIR/nonemac.order" | grep -q "^Sending command" &&
+    sed -n 4p "$TESTDIR/nonemac.order" | grep -q "offer the none MAC$" &&
+    sed -n 5p "$TESTDIR/nonemac.order" | grep -q "cipher: none MAC: none"; then
+	pass nonemac-after-session
+else
+	fail nonemac-after-session "`tr '\n' '|' <"$TESTDIR/nonemac.order"`"
+fi
+
+# An attacker on the path of a connection with the none MAC
+# (regress/none-relay.py as ProxyCommand): after the switch it injects,
+# in clear, a CHANNEL_OPEN "session" (and an "exec" of "touch pwned" if
+# sshd confirms it) towards sshd, and an agent CHANNEL_OPEN towards ssh,
+# which forwards an agent.  A ControlMaster sends no
+# no-more-sessions@openssh.com, so only the none MAC guard stops the
+# session.  The injected command must not run, both sides must refuse,
+# and the real upload must arrive intact.
+if [ -x /usr/bin/python3 ]; then
+	"$HPN_BUILD/ssh-agent" -D -a "$TESTDIR/agent.sock" >/dev/null 2>&1 &
+	hpn_track_pid $!
+	i=0
+	while [ $i -lt 50 ] && [ ! -S "$TESTDIR/agent.sock" ]; do
+		sleep 0.1
+		i=`expr $i + 1`
+	done
+	PWNED="$TESTDIR/pwned"
+	RLOG="$TESTDIR/relay.log"
+	: >"$RLOG"
+	(
+		SSH_AUTH_SOCK="$TESTDIR/agent.sock"
+		export SSH_AUTH_SOCK
+		upload relay $NONE -o NoneMacEnabled=yes -c aes128-ctr \
+		    -m hmac-sha2-256-etm@openssh.com -o ForwardAgent=yes \
+		    -o ControlMaster=yes -o ControlPath="$TESTDIR/relay.ctl" \
+		    -o ProxyCommand="/usr/bin/python3 $HPN_TOP/regress/none-relay.py %h %p $RLOG $PWNED"
+	)
+	# Give an injected command (on unpatched code) time to run.
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -e "$PWNED" ] && break
+		sleep 0.2
+	done
+	expect relay-injected "$RLOG" "^open sent to server"
+	if [ -e "$PWNED" ]; then
+		fail relay-no-exec "the injected command ran"
+	else
+		pass relay-no-exec
+	fi
+	expect relay-server-refused "$RLOG" "^server open-failure"
+	refute relay-server-no-confirm "$RLOG" "^server open-confirmation"
+	expect relay-server-log "$SSHD_LOG" "Refusing channel open \"session\" from 127.0.0.1 port [0-9]*: the connection uses the none MAC"
+	expect relay-client-injected "$RLOG" "^open sent to client"
+	expect relay-client-refused "$RLOG" "^client open-failure"
+	refute relay-client-no-confirm "$RLOG" "^client open-confirmation"
+	expect relay-client-log "$TESTDIR/err.relay" "Refusing channel open \"auth-agent@openssh.com\" from [A-Z0-9.]* port [0-9]*: the connection uses the none MAC"
+else
+	skip relay "no /usr/bin/python3"
+fi
+
+# A ControlMaster without a session of its own (-N) keeps the MAC: its
+# mux clients' sessions come later, and sshd would refuse them.
+"$SSH" -F "$SSH_CONFIG" $NONE -o NoneMacEnabled=yes -M -S "$CTL" -N \
+    hpntest </dev/null 2>"$TESTDIR/err.macmaster" &
+MASTER=$!
+hpn_track_pid $MASTER
+i=0
+while [ $i -lt 100 ] && ! grep -q "$WARN" "$TESTDIR/err.macmaster" 2>/dev/null; do
+	sleep 0.1
+	i=`expr $i + 1`
+done
+nmac=`nlines "None MAC enabled" "$SSHD_LOG"`
+upload macmux -S "$CTL"
+refute macmux-mac-kept "$TESTDIR/err.macmaster" "$WARNMAC"
+if [ "`nlines "None MAC enabled" "$SSHD_LOG"`" -eq $nmac ]; then
+	pass macmux-server-mac-kept
+else
+	fail macmux-server-mac-kept "the master dropped the MAC"
+fi
+"$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
+wait $MASTER 2>/dev/null
+hpn_untrack_pid $MASTER
 
 # scp and sftp over the switched connection, options from a config file
 # (Host block and Match).
 {
 	printf 'Match originalhost hpntest\n\tNoneSwitch yes\n'
-	sed 's/^Host hpntest/Host hpntest\n\tNoneEnabled yes/' "$SSH_CONFIG"
+	sed 's/^Host hpntest/Host hpntest\n\tNoneEnabled yes\n\tNoneMacEnabled yes/' \
+	    "$SSH_CONFIG"
 } >"$TESTDIR/ssh_config.files"
 SSH_CONFIG="$TESTDIR/ssh_config.files"
 n0=`nlines "None cipher enabled" "$SSHD_LOG"`
+m0=`nlines "None MAC enabled" "$SSHD_LOG"`
 xfer_scp scp "$HPN_BUILD/scp" "$SSH" "$DATA"
 xfer_sftp sftp "$HPN_BUILD/sftp" "$SSH" "$DATA"
 n1=`nlines "None cipher enabled" "$SSHD_LOG"`
-if [ $n1 -eq `expr $n0 + 3` ]; then
+m1=`nlines "None MAC enabled" "$SSHD_LOG"`
+if [ $n1 -eq `expr $n0 + 3` ] && [ $m1 -eq `expr $m0 + 3` ]; then
 	pass scp-sftp-switched
 else
-	fail scp-sftp-switched "want 3 more switches, got `expr $n1 - $n0`"
+	fail scp-sftp-switched "want 3 more switches of cipher and MAC, got \
+`expr $n1 - $n0` and `expr $m1 - $m0`"
 fi
+stop_sshd
+
+# A busy ControlMaster that did not switch, on a server with NoneEnabled
+# whose RekeyLimit makes it rekey all the time: mux clients asking for a
+# pty meet its key exchanges, which cannot pick none (the master does not
+# propose it), so every one gets its tty.  Only the first pty request of
+# a connection could meet the old refusal, hence several masters.
+start_sshd ptyrekey hpn "NoneEnabled yes" "RekeyLimit 256K"
+nok=0
+nbad=0
+for round in 1 2 3 4 5 6; do
+	CTL="$TESTDIR/ctl.$round"
+	"$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N hpntest </dev/null \
+	    2>"$TESTDIR/err.ptymaster" &
+	MASTER=$!
+	hpn_track_pid $MASTER
+	i=0
+	while [ $i -lt 100 ] && [ ! -S "$CTL" ]; do
+		sleep 0.1
+		i=`expr $i + 1`
+	done
+	head -c 4000000000 /dev/zero |
+	    "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest 'cat >/dev/null' \
+	    2>/dev/null &
+	BUSY=$!
+	hpn_track_pid $BUSY
+	sleep 0.3
+	for n in 1 2 3; do
+		"$SSH" -F "$SSH_CONFIG" -S "$CTL" -tt hpntest 'tty; exit 0' \
+		    </dev/null >"$TESTDIR/out.ptyrekey" 2>/dev/null
+		if grep -q "^/dev/" "$TESTDIR/out.ptyrekey"; then
+			nok=`expr $nok + 1`
+		else
+			nbad=`expr $nbad + 1`
+		fi
+	done
+	kill $BUSY 2>/dev/null
+	wait $BUSY 2>/dev/null
+	hpn_untrack_pid $BUSY
+	"$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
+	wait $MASTER 2>/dev/null
+	hpn_untrack_pid $MASTER
+done
+if [ $nbad -eq 0 ] && [ $nok -eq 18 ]; then
+	pass ptyrekey-ttys
+else
+	fail ptyrekey-ttys "$nbad of 18 pty sessions got no tty"
+fi
+refute ptyrekey-no-refusal "$SSHD_LOG" "Refusing pty"
+nk=`nlines 'kex: client->server cipher:' "$SSHD_LOG"`
+if [ "$nk" -gt 30 ]; then
+	pass ptyrekey-rekeyed
+else
+	fail ptyrekey-rekeyed "only $nk key exchanges"
+fi
+refute ptyrekey-encrypted "$SSHD_LOG" "cipher: none"
 stop_sshd
 
 # Rekeys after the switch keep the none cipher.
