@@ -388,8 +388,44 @@ PY
 		*)	fail log-long-banner-whole "the line does not end in the cut banner: $STATS" ;;
 		esac
 	fi
+
+	# sshd disconnects a client that opens a session after
+	# no-more-sessions@openssh.com; ssh_packet_disconnect() closes the
+	# packet layer before cleanup_exit(), which still writes the line.
+	mark_stats
+	HPN_PORT=$SSHD_PORT HPN_KEY="$TESTDIR/id_ed25519" \
+	    /usr/bin/python3 - >"$TESTDIR/nomore.out" 2>&1 <<'PY'
+import os, socket, paramiko
+sock = socket.create_connection(("127.0.0.1", int(os.environ["HPN_PORT"])))
+t = paramiko.Transport(sock)
+t.get_security_options().ciphers = ("aes128-ctr",)
+t.start_client(timeout=20)
+key = paramiko.Ed25519Key.from_private_key_file(os.environ["HPN_KEY"])
+t.auth_publickey(os.environ["USER"], key)
+ch = t.open_session()
+ch.exec_command("head -c 4096 /dev/zero")
+while ch.recv(65536):
+	pass
+ch.recv_exit_status()
+t.global_request("no-more-sessions@openssh.com", wait=False)
+try:
+	t.open_session(timeout=10)
+	print("second session opened")
+except Exception as e:
+	print("refused")
+t.close()
+PY
+	if ! grep -q '^refused$' "$TESTDIR/nomore.out"; then
+		fail log-disconnect "paramiko: `tail -n 1 "$TESTDIR/nomore.out"`"
+	elif wait_stats log-disconnect; then
+		expect log-disconnect bytes_out 4096 cipher_in aes128-ctr \
+		    cipher_out aes128-ctr addr 127.0.0.1 user "$USER"
+		check log-disconnect-no-crash sh -c "! grep -n \
+		    'terminated by signal\|killed by signal' '$SSHD_LOG'"
+	fi
 else
 	skip log-long-banner "no paramiko for /usr/bin/python3 (python3-paramiko)"
+	skip log-disconnect "no paramiko for /usr/bin/python3 (python3-paramiko)"
 fi
 
 # Exactly one line per authenticated connection, each for its own port
