@@ -9,8 +9,8 @@
 
 . "`dirname "$0"`/lib.sh"
 
-PATCHES=`sed -e 's/#.*//' "$HPN_TOP/patches/series" |
-    sed "s|^|$HPN_TOP/patches/|"`
+PATCHES=`sed -e 's/#.*//' "$HPN_PATCHDIR/series" |
+    sed "s|^|$HPN_PATCHDIR/|"`
 
 # Keywords from the added table lines: { "name", oName } is ssh_config,
 # { "name", sName, SSHCFG_... } is sshd_config.
