@@ -19,7 +19,7 @@ PINNED=`sed -e 's/#.*//' "$HPN_TOP/patches/releases" |
 [ -n "$CONTENT" ] || die "no pins for OpenSSH '$REL' in patches/releases"
 GET="$HPN_TOP/build-aux/get-openssh.sh"
 APPLY="$HPN_TOP/build-aux/apply-series.sh"
-TARBALL="$HPN_TOP/build/openssh-$REL.tar.gz"
+TARBALL="${HPN_TARBALL:-$HPN_TOP/build/openssh-$REL.tar.gz}"
 
 # contains NAME FILE STRING...: pass if FILE has every STRING.
 contains() {
