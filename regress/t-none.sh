@@ -138,11 +138,12 @@ SshdAuthPath $_b/sshd-auth
 EOF
 if "$HPN_BUILD/sshd" -T -f "$TESTDIR/sshd_config.T" >"$TESTDIR/T.out" \
     2>"$TESTDIR/T.err"; then
-	if grep -qx "noneenabled yes" "$TESTDIR/T.out" &&
-	    grep -qx "nonemacenabled yes" "$TESTDIR/T.out"; then
+	# Mixed-case keywords since 10.5p1.
+	if grep -qix "noneenabled yes" "$TESTDIR/T.out" &&
+	    grep -qix "nonemacenabled yes" "$TESTDIR/T.out"; then
 		pass sshd-T
 	else
-		fail sshd-T "`grep '^none' "$TESTDIR/T.out" | tr '\n' ' '`"
+		fail sshd-T "`grep -i '^none' "$TESTDIR/T.out" | tr '\n' ' '`"
 	fi
 else
 	fail sshd-T "sshd -T failed: `tail -n1 "$TESTDIR/T.err"`"
