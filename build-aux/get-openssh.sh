@@ -94,7 +94,9 @@ if [ -n "$FILE" ]; then
 		exit 1
 	fi
 	verify "$FILE" || exit 1
-	if [ "x$FILE" = "x$DEST" ]; then
+	# An identical copy stays as it is: a new mtime would make the
+	# trees unpacked from it look out of date.
+	if [ "x$FILE" = "x$DEST" ] || cmp -s "$FILE" "$DEST"; then
 		echo "get-openssh: using $FILE ($HOW)"
 		exit 0
 	fi

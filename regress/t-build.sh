@@ -92,6 +92,13 @@ fi
 if [ -f "$TARBALL" ]; then
 	check pinned-tarball-accepted sh "$GET" $REL $CONTENT $PINNED \
 	    "$TESTDIR/ok.tar.gz" "$TARBALL"
+	# Given the same file again, the cached copy is left alone (a new
+	# mtime would make make redo build/hpn and build/stock).
+	touch -d @1000000000 "$TESTDIR/ok.tar.gz"
+	sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/ok.tar.gz" "$TARBALL" \
+	    >/dev/null 2>&1
+	check same-tarball-cache-untouched test \
+	    "`stat -c %Y "$TESTDIR/ok.tar.gz"`" = 1000000000
 	mkdir "$TESTDIR/re"
 	tar -xzf "$TARBALL" -C "$TESTDIR/re"
 	chmod -R g+w "$TESTDIR/re"
