@@ -224,7 +224,8 @@ EOF
 # start_sshd NAME FLAVOUR [CONFIG-LINE...]
 #
 # Starts an sshd in the foreground mode (-D) on a free port.  FLAVOUR is
-# "hpn" (our build), "stock" (the unpatched twin) or "system" (Debian's
+# "hpn" (our build), "stock" (the unpatched twin), "peer" (the patched
+# build of another release, HPN_PEER_BUILD) or "system" (Debian's
 # /usr/sbin/sshd).  Extra config lines come first, so they win.  Sets
 # SSHD_PORT, SSHD_PID, SSHD_LOG and writes $TESTDIR/ssh_config.NAME with
 # Host "hpntest" pointing at it.
@@ -234,8 +235,12 @@ start_sshd() {
 	shift 2
 	hpn_keys
 	case "$_flavour" in
-	hpn|stock)
-		[ "$_flavour" = hpn ] && _b="$HPN_BUILD" || _b="$STOCK_BUILD"
+	hpn|stock|peer)
+		case "$_flavour" in
+		hpn)	_b="$HPN_BUILD" ;;
+		stock)	_b="$STOCK_BUILD" ;;
+		peer)	_b="$HPN_PEER_BUILD" ;;
+		esac
 		_sshd="$_b/sshd"
 		_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile"`
 		;;
