@@ -14,10 +14,11 @@
 #
 # Steps:
 #   1. the orig tarball must have our pinned SHA-256 (OPENSSH_SHA256,
-#      default: configure.ac's) -- else nothing is unpacked;
+#      default: 10.0p1's in patches/releases) -- else nothing is unpacked;
 #   2. dpkg-source -x; Debian's own patches are pushed with quilt, no fuzz;
-#   3. mkdist.sh writes our a la carte patches, which go to the end of
-#      debian/patches/series and are pushed one by one with --fuzz=0.  A
+#   3. mkdist.sh writes our a la carte patches (of patches/10.0p1/),
+#      which go to the end of debian/patches/series and are pushed one
+#      by one with --fuzz=0.  A
 #      patch with rejected hunks is a conflict with Debian's patches: the
 #      rejected hunks are printed (file and hunk number), and the build
 #      stops unless build-aux/deb-fixes/PATCH.fix resolves exactly those
@@ -44,7 +45,8 @@ DEBSRC="${4:-}"
 HERE=`cd "\`dirname "$0"\`" && pwd`
 UPVERSION=10.0p1
 PROFILES="${DEB_BUILD_PROFILES-noudeb pkg.openssh.nognome}"
-SHA256="${OPENSSH_SHA256:-`sed -n 's/^OPENSSH_SHA256=//p' "$TOP/configure.ac"`}"
+SHA256="${OPENSSH_SHA256:-`sed -e 's/#.*//' "$TOP/patches/releases" |
+    awk -v v=$UPVERSION '$1 == v { print $3 }'`}"
 
 die() {
 	echo "mkdeb: $*" >&2
@@ -54,7 +56,8 @@ say() {
 	echo "mkdeb: $*"
 }
 
-[ -n "$SHA256" ] || die "no OPENSSH_SHA256 (and none in $TOP/configure.ac)"
+[ -n "$SHA256" ] && [ "x$SHA256" != "x-" ] ||
+    die "no OPENSSH_SHA256 (and no tarball SHA-256 for $UPVERSION in $TOP/patches/releases)"
 for prog in dpkg-source dpkg-buildpackage quilt patch sha256sum; do
 	command -v $prog >/dev/null 2>&1 ||
 	    die "$prog not found (apt-get install dpkg-dev quilt patch)"
@@ -129,7 +132,7 @@ say "mkdist.sh: our a la carte patches"
 # mkdist wants the upstream tarball: Debian's orig is that tarball.
 cp "$ORIG" "$WORK/openssh-$UPVERSION.tar.gz"
 sh "$HERE/mkdist.sh" "$WORK/openssh-$UPVERSION.tar.gz" "$TOP" \
-    "$WORK/dist" "$VERSION" >"$WORK/mkdist.log" 2>&1 </dev/null || {
+    "$WORK/dist" "$VERSION" $UPVERSION >"$WORK/mkdist.log" 2>&1 </dev/null || {
 	cat "$WORK/mkdist.log" >&2
 	die "mkdist.sh failed"
 }

@@ -2,24 +2,27 @@
 #
 # mkdist.sh: write the distributable patch set into OUTDIR.
 #
-# usage: mkdist.sh TARBALL TOPDIR OUTDIR VERSION
+# usage: mkdist.sh TARBALL TOPDIR OUTDIR VERSION [RELEASE]
 #
-# TARBALL is the verified openssh-10.0p1.tar.gz, TOPDIR this repository
-# (patches/, our source files, README.hpn, LICENSE).  OUTDIR gets:
+# TARBALL is the verified openssh-RELEASE.tar.gz (RELEASE, e.g. 10.0p1,
+# defaults to the name of the one directory in it), TOPDIR this
+# repository (patches/RELEASE/, our source files, README.hpn, LICENSE).
+# OUTDIR gets:
 #
-#   NNNN-feature.patch   one per entry of patches/series, against pristine
-#                        openssh-10.0p1, creating the new files the feature
-#                        needs; each applies alone, and any subset applies
-#                        in series order, with "patch -p1" and no fuzz
+#   NNNN-feature.patch   one per entry of patches/RELEASE/series, against
+#                        pristine openssh-RELEASE, creating the new files
+#                        the feature needs; each applies alone, and any
+#                        subset applies in series order, with "patch -p1"
+#                        and no fuzz
 #   series               those patches in order
-#   openssh-10.0p1-VERSION-kitchen-sink.patch
+#   openssh-RELEASE-VERSION-kitchen-sink.patch
 #                        all features in one patch
 #   hpn-patches-VERSION.tar.gz
 #                        the above with README.hpn, LICENSE and SHA256SUMS
 #   SHA256SUMS           checksums of everything in OUTDIR
 #
-# patches/ itself is a quilt-style series (each patch against the tree
-# its predecessors made, so the build applies it with no offset); the
+# patches/RELEASE/ itself is a quilt-style series (each patch against the
+# tree its predecessors made, so the build applies it with no offset); the
 # a la carte patches are the same hunks re-diffed against pristine.  A
 # feature's new files are the objects its Makefile.in hunk adds to
 # libssh: foo.o brings foo.c and, if there is one, foo.h.
@@ -29,9 +32,9 @@ TARBALL="$1"
 TOP=`cd "$2" && pwd`
 OUT="$3"
 VERSION="$4"
+RELEASE="${5:-}"
 HERE=`cd "\`dirname "$0"\`" && pwd`
 NAME="hpn-patches-$VERSION"
-OPENSSH=openssh-10.0p1
 
 WORK=`mktemp -d "${TMPDIR:-/tmp}/mkdist.XXXXXX"`
 trap 'rm -rf "$WORK"' 0
@@ -85,20 +88,26 @@ newfiles() {
 
 mkdir "$WORK/src"
 tar -xzf "$TARBALL" -C "$WORK/src"
+if [ -z "$RELEASE" ]; then
+	RELEASE=`ls "$WORK/src" | sed -n 's/^openssh-//p' | head -n 1`
+fi
+OPENSSH="openssh-$RELEASE"
+PATCHDIR="$TOP/patches/$RELEASE"
 PRISTINE="$WORK/src/$OPENSSH"
-[ -d "$PRISTINE" ] || die "$TARBALL holds no $OPENSSH/"
+[ -n "$RELEASE" ] && [ -d "$PRISTINE" ] || die "$TARBALL holds no $OPENSSH/"
+[ -f "$PATCHDIR/series" ] || die "no series for OpenSSH $RELEASE: $PATCHDIR/series"
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-SERIES=`sed -e 's/#.*//' "$TOP/patches/series"`
+SERIES=`sed -e 's/#.*//' "$PATCHDIR/series"`
 [ -n "$SERIES" ] || die "empty series"
 
-# The reference: pristine plus patches/series plus all our files, as the
+# The reference: pristine plus the series plus all our files, as the
 # build makes it.
 cp -a "$PRISTINE" "$WORK/ref"
 for p in $SERIES; do
-	apply "$WORK/ref" "$TOP/patches/$p"
-	nf=`newfiles "$TOP/patches/$p"`
+	apply "$WORK/ref" "$PATCHDIR/$p"
+	nf=`newfiles "$PATCHDIR/$p"`
 	for f in $nf; do
 		cp "$TOP/$f" "$WORK/ref/$f"
 	done
@@ -109,12 +118,12 @@ done
 for p in $SERIES; do
 	rm -rf "$WORK/one"
 	cp -a "$PRISTINE" "$WORK/one"
-	apply "$WORK/one" "$TOP/patches/$p"
-	nf=`newfiles "$TOP/patches/$p"`
+	apply "$WORK/one" "$PATCHDIR/$p"
+	nf=`newfiles "$PATCHDIR/$p"`
 	for f in $nf; do
 		cp "$TOP/$f" "$WORK/one/$f"
 	done
-	header "$TOP/patches/$p" >"$WORK/header"
+	header "$PATCHDIR/$p" >"$WORK/header"
 	sh "$HERE/mkpatch.sh" "$PRISTINE" "$WORK/one" "$WORK/header" \
 	    >"$OUT/$p"
 	echo "$p" >>"$OUT/series"
@@ -126,10 +135,10 @@ for p in $SERIES; do
 	apply "$WORK/all" "$OUT/$p"
 done
 diff -r "$WORK/ref" "$WORK/all" >/dev/null ||
-    die "the a la carte patches together differ from patches/series"
+    die "the a la carte patches together differ from $PATCHDIR/series"
 {
 	echo "Description: hpn-patches $VERSION: every feature in one patch"
-	echo " High-performance networking for OpenSSH portable 10.0p1.  This"
+	echo " High-performance networking for OpenSSH portable $RELEASE.  This"
 	echo " patch is the concatenation, in effect, of the a la carte patches:"
 	for p in $SERIES; do
 		echo "   $p: `sed -n 's/^Description: //p' "$OUT/$p"`"

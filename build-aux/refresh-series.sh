@@ -1,16 +1,24 @@
 #!/bin/sh
 #
-# refresh-series.sh: rewrite every patch in patches/series so that it
+# refresh-series.sh: rewrite every patch in a series so that it
 # applies, in series order, with no offset and no fuzz (as the build
 # demands): each patch is applied to the tree its predecessors made
 # (offsets allowed, fuzz not) and re-diffed against that tree.  DEP-3
 # headers are kept.
 #
 # usage: refresh-series.sh PRISTINE-TREE [PATCHDIR]
+#
+# PATCHDIR defaults to patches/RELEASE when PRISTINE-TREE is named
+# openssh-RELEASE (as the tarball unpacks).
 
 set -eu
 PRISTINE="$1"
-PATCHDIR="${2:-patches}"
+RELEASE=`basename "$PRISTINE" | sed -n 's/^openssh-//p'`
+PATCHDIR="${2:-patches/$RELEASE}"
+if [ ! -f "$PATCHDIR/series" ]; then
+	echo "refresh-series: no $PATCHDIR/series; name the series' directory" >&2
+	exit 1
+fi
 HERE=`cd "\`dirname "$0"\`" && pwd`
 WORK=`mktemp -d "${TMPDIR:-/tmp}/refresh.XXXXXX"`
 trap 'rm -rf "$WORK"' 0

@@ -13,6 +13,21 @@
 HPN_TOP="${HPN_TOP:-`cd "\`dirname "$0"\`/.." && pwd`}"
 HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
 STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
+# The OpenSSH release under test (make passes it): else the one the
+# patched tree's stamp names, else the one configure chose.
+HPN_OPENSSH="${HPN_OPENSSH:-`cat "$HPN_BUILD/.hpn-patched" 2>/dev/null`}"
+[ -n "$HPN_OPENSSH" ] || HPN_OPENSSH=`sed -n 's/^OPENSSH_VERSION=[ 	]*//p' \
+    "$HPN_TOP/Makefile" 2>/dev/null`
+HPN_PATCHDIR="$HPN_TOP/patches/$HPN_OPENSSH"
+# What the patched programs of that release call themselves, from the
+# unpatched twin's version.h: "ssh -V" says OpenSSH_10.0p2-hpn1 (10.0p1's
+# version.h says p2), the banner SSH-2.0-OpenSSH_10.0-hpn1.
+_hpn_v=`sed -n 's/^#define SSH_VERSION[ 	]*"\(.*\)"$/\1/p' \
+    "$STOCK_BUILD/version.h" 2>/dev/null`
+_hpn_p=`sed -n 's/^#define SSH_PORTABLE[ 	]*"\(.*\)"$/\1/p' \
+    "$STOCK_BUILD/version.h" 2>/dev/null`
+HPN_SSH_V="$_hpn_v$_hpn_p-hpn1"
+HPN_BANNER_V="$_hpn_v-hpn1"
 HPN_RESULTS="${HPN_RESULTS:-/dev/null}"
 SUITE="${SUITE:-`basename "$0" .sh | sed 's/^t-//'`}"
 
@@ -209,7 +224,8 @@ EOF
 # start_sshd NAME FLAVOUR [CONFIG-LINE...]
 #
 # Starts an sshd in the foreground mode (-D) on a free port.  FLAVOUR is
-# "hpn" (our build), "stock" (the unpatched twin) or "system" (Debian's
+# "hpn" (our build), "stock" (the unpatched twin), "peer" (the patched
+# build of another release, HPN_PEER_BUILD) or "system" (Debian's
 # /usr/sbin/sshd).  Extra config lines come first, so they win.  Sets
 # SSHD_PORT, SSHD_PID, SSHD_LOG and writes $TESTDIR/ssh_config.NAME with
 # Host "hpntest" pointing at it.
@@ -219,8 +235,12 @@ start_sshd() {
 	shift 2
 	hpn_keys
 	case "$_flavour" in
-	hpn|stock)
-		[ "$_flavour" = hpn ] && _b="$HPN_BUILD" || _b="$STOCK_BUILD"
+	hpn|stock|peer)
+		case "$_flavour" in
+		hpn)	_b="$HPN_BUILD" ;;
+		stock)	_b="$STOCK_BUILD" ;;
+		peer)	_b="$HPN_PEER_BUILD" ;;
+		esac
 		_sshd="$_b/sshd"
 		_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile"`
 		;;

@@ -10,10 +10,12 @@ SIZE=${HPN_XFER_BYTES:-67108864}
 start_sshd basic hpn
 SSH="$HPN_BUILD/ssh"
 
-# ssh -V and the banner carry our tag.
-check version-tag sh -c "'$SSH' -V 2>&1 | grep -q '^OpenSSH_10.0p2-hpn1,'"
+# ssh -V names the release under test and carries our tag; so does the
+# banner.
+check version-tag sh -c "'$SSH' -V 2>&1 | grep -q '^$HPN_SSH_V,'"
+check version-release sh -c "'$SSH' -V 2>&1 | grep -q '^OpenSSH_${HPN_OPENSSH%%p*}p'"
 "$SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null 2>"$TESTDIR/v.log"
-if grep -q "remote software version OpenSSH_10.0-hpn1" "$TESTDIR/v.log"; then
+if grep -q "remote software version $HPN_BANNER_V" "$TESTDIR/v.log"; then
 	pass banner-tag
 else
 	fail banner-tag "server banner lacks -hpn1: `grep 'remote software' \

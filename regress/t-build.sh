@@ -1,17 +1,25 @@
 #!/bin/sh
 #
 # t-build.sh: our build's guards and promises.  A corrupt tarball stops
-# the build before unpacking and names both SHA-256s; an unreachable
-# tarball lists what was tried; a patch needing fuzz or an offset stops
+# the build before unpacking and names both SHA-256s; a repacked tarball
+# of the release (other bytes, same files) passes on its content pin, a
+# changed file fails it; an unsupported release is refused by configure;
+# an unreachable tarball lists what was tried; a patch needing fuzz or an offset stops
 # naming the patch and the file; configure passes OpenSSH's options
 # through; "make install DESTDIR=" installs what OpenSSH's own does.
 
 . "`dirname "$0"`/lib.sh"
 
-PINNED=021a2e709a0edf4250b1256bd5a9e500411a90dddabea830ed59cef90eb9d85c
+REL="$HPN_OPENSSH"
+# The release's pins: content, and upstream's tarball (or -).
+CONTENT=`sed -e 's/#.*//' "$HPN_TOP/patches/releases" |
+    awk -v v="$REL" '$1 == v { print $2 }'`
+PINNED=`sed -e 's/#.*//' "$HPN_TOP/patches/releases" |
+    awk -v v="$REL" '$1 == v { print $3 }'`
+[ -n "$CONTENT" ] || die "no pins for OpenSSH '$REL' in patches/releases"
 GET="$HPN_TOP/build-aux/get-openssh.sh"
 APPLY="$HPN_TOP/build-aux/apply-series.sh"
-TARBALL="$HPN_TOP/build/openssh-10.0p1.tar.gz"
+TARBALL="${HPN_TARBALL:-$HPN_TOP/build/openssh-$REL.tar.gz}"
 
 # contains NAME FILE STRING...: pass if FILE has every STRING.
 contains() {
@@ -30,29 +38,29 @@ contains() {
 # 1. A corrupt tarball, given with --with-openssh-tarball.
 head -c 4096 /dev/urandom >"$TESTDIR/bad.tar.gz"
 badsum=`sha256 "$TESTDIR/bad.tar.gz"`
-if sh "$GET" 10.0p1 $PINNED "$TESTDIR/dest.tar.gz" "$TESTDIR/bad.tar.gz" \
-    >"$TESTDIR/get.out" 2>&1; then
+if sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/dest.tar.gz" \
+    "$TESTDIR/bad.tar.gz" >"$TESTDIR/get.out" 2>&1; then
 	fail corrupt-tarball-refused "get-openssh.sh accepted a corrupt file"
 else
 	contains corrupt-tarball-refused "$TESTDIR/get.out" "SHA-256" \
-	    "$PINNED" "$badsum" "$TESTDIR/bad.tar.gz"
+	    "$CONTENT" "$badsum" "$TESTDIR/bad.tar.gz" "refusing"
 fi
 check corrupt-tarball-not-kept test ! -f "$TESTDIR/dest.tar.gz"
 
 # 2. A corrupt cached copy is not used either.
 cp "$TESTDIR/bad.tar.gz" "$TESTDIR/cache.tar.gz"
-if sh "$GET" 10.0p1 $PINNED "$TESTDIR/cache.tar.gz" >"$TESTDIR/get.out" 2>&1
-then
+if sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/cache.tar.gz" \
+    >"$TESTDIR/get.out" 2>&1; then
 	fail corrupt-cache-refused "a corrupt cached copy was accepted"
 else
-	contains corrupt-cache-refused "$TESTDIR/get.out" "$PINNED" "$badsum"
+	contains corrupt-cache-refused "$TESTDIR/get.out" "$CONTENT" "$badsum"
 fi
 
 # 3. Nothing reachable: no file, no cache, a mirror that refuses, an
 # apt-get that has no deb-src.  The message lists every source tried.
 mkdir "$TESTDIR/bin"
 for p in sh sha256sum awk mktemp cp mv dirname basename grep head cat rm \
-    ls mkdir sed; do
+    ls mkdir sed tar gzip find sort cut tr readlink; do
 	_path=`command -v $p` && ln -s "$_path" "$TESTDIR/bin/$p"
 done
 cat >"$TESTDIR/bin/apt-get" <<'EOF'
@@ -67,7 +75,8 @@ exit 7
 EOF
 chmod +x "$TESTDIR/bin/apt-get" "$TESTDIR/bin/curl"
 if PATH="$TESTDIR/bin" OPENSSH_URL=http://127.0.0.1:1/openssh.tar.gz \
-    sh "$GET" 10.0p1 $PINNED "$TESTDIR/none.tar.gz" >"$TESTDIR/get.out" 2>&1
+    sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/none.tar.gz" \
+    >"$TESTDIR/get.out" 2>&1
 then
 	fail unreachable-explained "succeeded with no source reachable"
 else
@@ -76,10 +85,56 @@ else
 	    "--with-openssh-tarball"
 fi
 
-# 4. The pinned tarball itself passes (it is what make used).
+# 4. The pinned tarball itself passes (it is what make used).  So does
+# the same release repacked as "git archive" makes it (other owner, group
+# bits, times and bytes), on its content pin; one changed byte in one
+# file, or a file too many, fails that pin, and the message names both.
 if [ -f "$TARBALL" ]; then
-	check pinned-tarball-accepted sh "$GET" 10.0p1 $PINNED \
+	check pinned-tarball-accepted sh "$GET" $REL $CONTENT $PINNED \
 	    "$TESTDIR/ok.tar.gz" "$TARBALL"
+	# Given the same file again, the cached copy is left alone (a new
+	# mtime would make make redo build/hpn and build/stock).
+	touch -d @1000000000 "$TESTDIR/ok.tar.gz"
+	sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/ok.tar.gz" "$TARBALL" \
+	    >/dev/null 2>&1
+	check same-tarball-cache-untouched test \
+	    "`stat -c %Y "$TESTDIR/ok.tar.gz"`" = 1000000000
+	mkdir "$TESTDIR/re"
+	tar -xzf "$TARBALL" -C "$TESTDIR/re"
+	chmod -R g+w "$TESTDIR/re"
+	repack() {
+		(cd "$TESTDIR/re" && tar --owner=0 --group=0 --numeric-owner \
+		    --mtime=@1000000000 -cf - "openssh-$REL") | gzip -1 >"$1"
+	}
+	repack "$TESTDIR/repacked.tar.gz"
+	if sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/ok2.tar.gz" \
+	    "$TESTDIR/repacked.tar.gz" >"$TESTDIR/get.out" 2>&1; then
+		contains repacked-tarball-accepted "$TESTDIR/get.out" \
+		    "content pin $CONTENT verified"
+	else
+		fail repacked-tarball-accepted "`tail -n 3 "$TESTDIR/get.out"`"
+	fi
+	echo >>"$TESTDIR/re/openssh-$REL/sshd.c"
+	repack "$TESTDIR/changed.tar.gz"
+	if sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/bad2.tar.gz" \
+	    "$TESTDIR/changed.tar.gz" >"$TESTDIR/get.out" 2>&1; then
+		fail changed-file-refused "a changed sshd.c passed the pin"
+	else
+		contains changed-file-refused "$TESTDIR/get.out" \
+		    "expected content pin    $CONTENT" "actual   content pin" \
+		    "refusing"
+	fi
+	check changed-file-not-kept test ! -f "$TESTDIR/bad2.tar.gz"
+	truncate -s -1 "$TESTDIR/re/openssh-$REL/sshd.c"
+	echo extra >"$TESTDIR/re/openssh-$REL/extra.c"
+	repack "$TESTDIR/extra.tar.gz"
+	if sh "$GET" $REL $CONTENT $PINNED "$TESTDIR/bad3.tar.gz" \
+	    "$TESTDIR/extra.tar.gz" >"$TESTDIR/get.out" 2>&1; then
+		fail extra-file-refused "a tarball with one file more passed"
+	else
+		contains extra-file-refused "$TESTDIR/get.out" "$CONTENT"
+	fi
+	rm -rf "$TESTDIR/re"
 else
 	skip pinned-tarball-accepted "no cached $TARBALL"
 fi
@@ -132,6 +187,7 @@ if [ -x "$HPN_TOP/configure" ]; then
 	    "$HPN_TOP/build-aux" . &&
 	    ./configure --prefix=/opt/hpn --sysconfdir=/etc/ssh \
 	    --with-privsep-path=/run/sshd --with-pam "CFLAGS=-O1 -g" \
+	    --with-openssh-version=$REL \
 	    --with-openssh-tarball="$TESTDIR/bad.tar.gz") \
 	    >"$TESTDIR/cfg.out" 2>&1
 	grep '^OPENSSH_CONFIGURE_ARGS' "$TESTDIR/cfg/Makefile" \
@@ -142,19 +198,30 @@ if [ -x "$HPN_TOP/configure" ]; then
 	then
 		:
 	fi
-	if grep -q openssh-tarball "$TESTDIR/args"; then
+	if grep -q 'openssh-tarball\|openssh-version' "$TESTDIR/args"; then
 		fail configure-keeps-own-option "our option reached OpenSSH"
 	else
 		pass configure-keeps-own-option
 	fi
+	check configure-release-chosen grep -q \
+	    "^OPENSSH_VERSION=[ 	]*$REL\$" "$TESTDIR/cfg/Makefile"
 	# And make, with that corrupt tarball, stops before unpacking.
 	if make -C "$TESTDIR/cfg" >"$TESTDIR/make.out" 2>&1; then
 		fail make-corrupt-tarball "make succeeded with a corrupt tarball"
 	else
 		contains make-corrupt-tarball "$TESTDIR/make.out" "SHA-256" \
-		    "$PINNED" "$badsum"
+		    "$CONTENT" "$badsum"
 	fi
 	check make-corrupt-not-unpacked test ! -d "$TESTDIR/cfg/build/hpn"
+	# A release we do not support is refused, naming those we do.
+	if (cd "$TESTDIR/cfg" && ./configure --with-openssh-version=9.9p1) \
+	    >"$TESTDIR/cfg9.out" 2>&1; then
+		fail configure-unsupported-refused "configure accepted 9.9p1"
+	else
+		contains configure-unsupported-refused "$TESTDIR/cfg9.out" \
+		    "9.9p1 is not supported" `sed -e 's/#.*//' \
+		    "$HPN_TOP/patches/releases" | awk 'NF { print $1 }'`
+	fi
 else
 	skip configure-pass-through "no generated configure in $HPN_TOP"
 fi

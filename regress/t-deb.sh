@@ -18,9 +18,10 @@ HPN_NO_BUILD=1
 
 DEB_DIR="${HPN_DEB_DIR:-$HPN_TOP/build/deb}"
 # Our tag, as the patches define it: SSH_HPN "-hpn1" -> hpn1.
-TAG=`sed -n 's/^+#define SSH_HPN[ 	]*"-\(.*\)"$/\1/p' "$HPN_TOP"/patches/*.patch |
-    head -n 1`
-[ -n "$TAG" ] || die "no SSH_HPN tag in $HPN_TOP/patches"
+# make deb uses the 10.0p1 series (Debian 13's openssh).
+TAG=`sed -n 's/^+#define SSH_HPN[ 	]*"-\(.*\)"$/\1/p' \
+    "$HPN_TOP"/patches/10.0p1/*.patch | head -n 1`
+[ -n "$TAG" ] || die "no SSH_HPN tag in $HPN_TOP/patches/10.0p1"
 PKGS="openssh-client openssh-server openssh-sftp-server"
 
 # The system's own ssh and sshd (lib.sh's SYS_SSHD is pointed at the

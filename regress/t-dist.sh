@@ -1,22 +1,22 @@
 #!/bin/sh
 #
 # t-dist.sh: the patch set as users take it (make dist).  Every a la
-# carte patch applies alone to pristine OpenSSH 10.0p1 with plain
-# "patch -p1" and no fuzz, creates its new files, and the result builds
-# and has the feature; every subset applies in series order; the kitchen
-# sink makes exactly the tree we build and test; the tarball and the
-# checksums are complete and correct.
+# carte patch applies alone to pristine OpenSSH (the release under test)
+# with plain "patch -p1" and no fuzz, creates its new files, and the
+# result builds and has the feature; every subset applies in series
+# order; the kitchen sink makes exactly the tree we build and test; the
+# tarball and the checksums are complete and correct.
 
 . "`dirname "$0"`/lib.sh"
 
-TARBALL="${HPN_TARBALL:-$HPN_TOP/build/openssh-10.0p1.tar.gz}"
+TARBALL="${HPN_TARBALL:-$HPN_TOP/build/openssh-$HPN_OPENSSH.tar.gz}"
 VERSION="${HPN_VERSION:-hpn1}"
 DIST="$TESTDIR/dist"
-SERIES=`sed -e 's/#.*//' "$HPN_TOP/patches/series"`
+SERIES=`sed -e 's/#.*//' "$HPN_PATCHDIR/series"`
 
 [ -f "$TARBALL" ] || die "no OpenSSH tarball at $TARBALL: run make first"
 
-# pristine DIR: a fresh, unpatched openssh-10.0p1 in DIR.
+# pristine DIR: a fresh, unpatched OpenSSH in DIR.
 pristine() {
 	rm -rf "$1"
 	mkdir -p "$1"
@@ -26,13 +26,13 @@ pristine() {
 
 # 1. make dist's script writes everything.
 if sh "$HPN_TOP/build-aux/mkdist.sh" "$TARBALL" "$HPN_TOP" "$DIST" \
-    "$VERSION" >"$TESTDIR/mkdist.out" 2>&1; then
+    "$VERSION" "$HPN_OPENSSH" >"$TESTDIR/mkdist.out" 2>&1; then
 	pass mkdist
 else
 	fail mkdist "`tail -n 3 "$TESTDIR/mkdist.out"`"
 	exit 0
 fi
-KS="$DIST/openssh-10.0p1-$VERSION-kitchen-sink.patch"
+KS="$DIST/openssh-$HPN_OPENSSH-$VERSION-kitchen-sink.patch"
 TGZ="$DIST/hpn-patches-$VERSION.tar.gz"
 missing=
 for f in $SERIES series "`basename "$KS"`" "`basename "$TGZ"`" SHA256SUMS; do
@@ -46,7 +46,7 @@ fi
 if [ "`cat "$DIST/series"`" = "`printf '%s\n' $SERIES`" ]; then
 	pass dist-series
 else
-	fail dist-series "dist/series differs from patches/series"
+	fail dist-series "dist/series differs from patches/$HPN_OPENSSH/series"
 fi
 
 # 2. Checksums, and the tarball holds the patch set and its own sums.

@@ -28,7 +28,7 @@ else
 	# Our server's banner reaches the stock client.
 	"$SYS_SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null \
 	    2>"$TESTDIR/v.log"
-	if grep -q "remote software version OpenSSH_10.0-hpn1" \
+	if grep -q "remote software version $HPN_BANNER_V" \
 	    "$TESTDIR/v.log"; then
 		pass stock-client-sees-hpn-banner
 	else

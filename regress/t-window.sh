@@ -56,13 +56,14 @@ ssh_conf() {
 	echo "$_f"
 }
 
-# want_lines NAME OUTPUT LINE...: every LINE appears in OUTPUT.
+# want_lines NAME OUTPUT LINE...: every LINE appears in OUTPUT, in any
+# case (sshd -T prints mixed-case keywords since 10.5p1).
 want_lines() {
 	_n="$1"
 	_o="$2"
 	shift 2
 	for _l in "$@"; do
-		if ! printf '%s\n' "$_o" | grep -qx "$_l"; then
+		if ! printf '%s\n' "$_o" | grep -qix "$_l"; then
 			fail "$_n" "no line '$_l' in output: `printf '%s\n' \
 			    "$_o" | grep -iE 'hpn|tcprcv' | tr '\n' ' '`"
 			return

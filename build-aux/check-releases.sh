@@ -1,0 +1,60 @@
+#!/bin/sh
+#
+# check-releases.sh: build every other supported release and run our
+# suites on it, and the cross-release check against this build.
+#
+# usage: check-releases.sh RELEASE [TARBALL-DIR]
+#
+# Run by "make check-releases" from the top directory, RELEASE being the
+# configured one (build/hpn).  Each other release of patches/releases
+# that has a series is built by make, with the same configure arguments,
+# in build/releases/OTHER/ (its own tarball cache, hpn and stock trees);
+# TARBALL-DIR, if given, holds openssh-OTHER.tar.gz files to use (tests
+# and CI point it at local copies; the pins are checked as always).
+# Then regress/run-tests.sh runs SUITES (default: basic interop mtaes
+# none stats window cross) with HPN_BUILD and STOCK_BUILD on that
+# release and HPN_PEER_BUILD on build/hpn.  Exits 1 if a build or a test
+# failed; the last line sums up every release.
+
+set -u
+CUR="$1"
+DIR="${2:-}"
+MAKE="${MAKE:-make}"
+SUITES="${SUITES:-basic interop mtaes none stats window cross}"
+TOP=`pwd`
+RELEASES="$TOP/patches/releases"
+[ -f "$RELEASES" ] || { echo "check-releases: run me from the top directory" >&2; exit 2; }
+[ -z "$DIR" ] || DIR=`cd "$DIR" && pwd` || exit 2
+
+pin() {
+	sed -e 's/#.*//' "$RELEASES" | awk -v v="$1" -v f="$2" '$1 == v { print $f }'
+}
+
+rc=0
+summary=""
+for R in `sed -e 's/#.*//' "$RELEASES" | awk 'NF { print $1 }'`; do
+	[ "$R" != "$CUR" ] && [ -f "$TOP/patches/$R/series" ] || continue
+	B="build/releases/$R"
+	tb=""
+	[ -n "$DIR" ] && [ -f "$DIR/openssh-$R.tar.gz" ] && tb="$DIR/openssh-$R.tar.gz"
+	echo "check-releases: OpenSSH $R in $B"
+	if ! $MAKE BUILD="$B" OPENSSH_VERSION="$R" \
+	    OPENSSH_CONTENT_SHA256="`pin $R 2`" OPENSSH_SHA256="`pin $R 3`" \
+	    OPENSSH_TARBALL="$tb" all; then
+		summary="$summary
+check-releases: $R: the build failed"
+		rc=1
+		continue
+	fi
+	out=`mktemp "${TMPDIR:-/tmp}/check-releases.XXXXXX"` || exit 1
+	HPN_BUILD="$TOP/$B/hpn" STOCK_BUILD="$TOP/$B/stock" \
+	    HPN_TARBALL="$TOP/$B/openssh-$R.tar.gz" HPN_OPENSSH="$R" \
+	    HPN_PEER_BUILD="$TOP/build/hpn" \
+	    sh "$TOP/regress/run-tests.sh" $SUITES | tee "$out"
+	grep -q '^[0-9]* passed, 0 failed' "$out" || rc=1
+	summary="$summary
+check-releases: $R: `tail -n 1 "$out"`"
+	rm -f "$out"
+done
+echo "$summary" | sed 1d
+exit $rc

@@ -1,0 +1,80 @@
+#!/bin/sh
+#
+# t-cross.sh: patched programs of two supported releases together: our
+# ssh (HPN_BUILD) with the patched sshd of another release
+# (HPN_PEER_BUILD), and that release's ssh with our sshd.  Each way:
+# 32 MiB up and down byte for byte with aes128-ctr and chacha20-poly1305;
+# the None switch accepted, the data exact, both sides logging the none
+# cipher; each side sees the other's banner as patched and caps the
+# window it grants at the patched-peer base (8 MiB), past stock's 2 MiB.
+# make check-releases runs it; without HPN_PEER_BUILD it is skipped.
+
+. "`dirname "$0"`/lib.sh"
+
+if [ -z "${HPN_PEER_BUILD:-}" ] || [ ! -x "$HPN_PEER_BUILD/sshd" ]; then
+	skip cross "HPN_PEER_BUILD names no patched build (make check-releases sets it)"
+	exit 0
+fi
+DATA=`make_data ${HPN_XFER_BYTES:-33554432}`
+OURS=`"$HPN_BUILD/ssh" -V 2>&1 | sed 's/,.*//'`
+PEER=`"$HPN_PEER_BUILD/ssh" -V 2>&1 | sed 's/,.*//'`
+echo "# $OURS with $PEER"
+PATCHED_BASE=8388608
+
+# patched_cap NAME LOG FROM-LINE: LOG, from FROM-LINE, says the peer is
+# patched and logs a patched-peer window cap with base 8 MiB.
+patched_cap() {
+	if ! tail -n +$3 "$2" | grep -q 'peer SSH-2.0-OpenSSH_[0-9.]*-hpn1 is patched'; then
+		fail "$1" "no 'peer ... is patched' line: `tail -n +$3 "$2" |
+		    grep 'peer_is_patched' | head -n 1`"
+		return
+	fi
+	_cap=`cap_lines "$2" $3 patched | head -n 1`
+	if [ -z "$_cap" ]; then
+		fail "$1" "no patched-peer window cap logged"
+	elif [ "`echo $_cap | cut -d' ' -f2`" -ne $PATCHED_BASE ]; then
+		fail "$1" "cap base `echo $_cap | cut -d' ' -f2`, not $PATCHED_BASE"
+	else
+		pass "$1"
+	fi
+}
+
+# cross NAME SSHD-FLAVOUR SSH (lib.sh's helpers use _n and _ssh)
+cross() {
+	_x="$1"
+	_xs="$3"
+	start_sshd "$_x" "$2" "NoneEnabled yes" "LogLevel DEBUG2"
+	for _c in aes128-ctr chacha20-poly1305@openssh.com; do
+		xfer_ssh "$_x-$_c" "$_xs" "$_c" "$DATA"
+	done
+	_from=`wc -l <"$SSHD_LOG"`
+	_from=`expr $_from + 1`
+	_err="$TESTDIR/err.none.$_x"
+	_why=""
+	if "$_xs" -vv -F "$SSH_CONFIG" -o NoneEnabled=yes -o NoneSwitch=yes \
+	    hpntest "cat $DATA" >"$TESTDIR/none.$_x" 2>"$_err" &&
+	    _why=`same_file "$DATA" "$TESTDIR/none.$_x"`; then
+		pass "$_x-none-download"
+	else
+		fail "$_x-none-download" "${_why:-ssh failed: `tail -n 1 "$_err"`}"
+	fi
+	check "$_x-none-client" grep -q 'server->client cipher: none' "$_err"
+	check "$_x-none-warning" grep -q 'WARNING: ENABLED NONE CIPHER' "$_err"
+	# The session process logs its transfer line when it ends.
+	_i=0
+	while ! tail -n +$_from "$SSHD_LOG" | grep -q 'Transfer stats:' &&
+	    [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=`expr $_i + 1`
+	done
+	check "$_x-none-server" sh -c "tail -n +$_from '$SSHD_LOG' |
+	    grep -q 'Transfer stats: .*cipher_in=none cipher_out=none'"
+	patched_cap "$_x-client-window" "$_err" 1
+	patched_cap "$_x-server-window" "$SSHD_LOG" $_from
+	stop_xsd
+	rm -f "$TESTDIR/none.$_x"
+}
+
+cross ours-to-peer peer "$HPN_BUILD/ssh"
+cross peer-to-ours hpn "$HPN_PEER_BUILD/ssh"
+exit 0
