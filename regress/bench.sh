@@ -69,6 +69,12 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
+# spread: "median min max" of the numbers on stdin.
+spread() {
+	sort -n | awk '{ v[NR] = $1 }
+	    END { print v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
 # The input: BYTES of zeros through a FIFO, from a head(1) that is not
 # our child, so that its CPU does not count as the client's.  (A sparse
 # file would make ssh's own reads pay for zeroing the page cache.)
@@ -158,20 +164,26 @@ cmp_table() {
 			printf "%-40s %12.1f %12.1f %8.2f\n", $1, s, h,
 			    (s > 0) ? h / s : 0
 		}'
-		echo "$c `col "$TESTDIR/t.stock" 2 | median` \
-		    `col "$TESTDIR/t.hpn" 2 | median` \
-		    `col "$TESTDIR/t.stock" 3 | median` \
-		    `col "$TESTDIR/t.hpn" 3 | median`" >>"$TESTDIR/cpu.rows"
+		echo "$c `col "$TESTDIR/t.stock" 2 | spread` \
+		    `col "$TESTDIR/t.hpn" 2 | spread` \
+		    `col "$TESTDIR/t.stock" 3 | spread` \
+		    `col "$TESTDIR/t.hpn" 3 | spread`" >>"$TESTDIR/cpu.rows"
 	done
 	echo
-	echo "== CPU seconds per GiB, same runs (client: ssh; server: sshd's children)"
-	printf "%-40s %7s %7s %6s   %7s %7s %6s\n" cipher "ssh st" "ssh pa" \
-	    "pa/st" "sshd st" "sshd pa" "pa/st"
-	awk -v b=$BYTES '{
+	echo "== CPU seconds per GiB, same runs: median (min-max) of each side"
+	echo "   (client: the ssh process; server: sshd's children), patched/stock"
+	printf "%-40s %16s %16s %5s   %16s %16s %5s\n" cipher "ssh stock" \
+	    "ssh patched" ratio "sshd stock" "sshd patched" ratio
+	awk -v b=$BYTES '
+	function cell(m, lo, hi) {
+		return sprintf("%.2f (%.2f-%.2f)", m / g, lo / g, hi / g)
+	}
+	{
 		g = b / 1073741824
-		printf "%-40s %7.2f %7.2f %6.2f   %7.2f %7.2f %6.2f\n", $1,
-		    $2 / g, $3 / g, ($2 > 0) ? $3 / $2 : 0,
-		    $4 / g, $5 / g, ($4 > 0) ? $5 / $4 : 0
+		printf "%-40s %16s %16s %5.2f   %16s %16s %5.2f\n", $1,
+		    cell($2, $3, $4), cell($5, $6, $7), ($2 > 0) ? $5 / $2 : 0,
+		    cell($8, $9, $10), cell($11, $12, $13),
+		    ($8 > 0) ? $11 / $8 : 0
 	}' "$TESTDIR/cpu.rows"
 }
 
