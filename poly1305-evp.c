@@ -39,6 +39,7 @@
 #ifdef WITH_OPENSSL
 #include <openssl/opensslv.h>
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L && !defined(LIBRESSL_VERSION_NUMBER)
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #define POLY1305_EVP_MAC	1
 #endif
@@ -71,6 +72,9 @@ poly1305_evp_new(void)
 	if ((alg = EVP_MAC_fetch(NULL, "POLY1305", NULL)) != NULL)
 		p->mac = EVP_MAC_CTX_new(alg);
 	EVP_MAC_free(alg);
+	/* Without it, leave no stale error behind for later callers. */
+	if (p->mac == NULL)
+		ERR_clear_error();
 #endif
 	debug3_f("Poly1305 from %s", poly1305_evp_libcrypto(p) ?
 	    "libcrypto" : "the portable code");
