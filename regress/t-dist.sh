@@ -212,6 +212,20 @@ for p in $SERIES; do
 		else
 			fail "alone-has-feature-$p-log" "sshd-session has no 'Transfer stats' line"
 		fi ;;
+	*poly1305-libcrypto*)
+		# libcrypto's Poly1305 in the packet path of ssh and sshd.
+		bad=
+		for prog in ssh sshd-session; do
+			strings "$t/$prog" >"$t/strings"
+			grep -qx EVP_MAC_init "$t/strings" &&
+			    grep -q 'Poly1305 from %s' "$t/strings" ||
+			    bad="$bad $prog"
+		done
+		if [ -z "$bad" ]; then
+			pass "alone-has-feature-$p-evp"
+		else
+			fail "alone-has-feature-$p-evp" "no libcrypto Poly1305 in:$bad"
+		fi ;;
 	esac
 	rm -rf "$t"
 done

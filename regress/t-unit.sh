@@ -10,6 +10,10 @@
 #   regress/unit/test_progressmeter.c with a fake clock, linked with the
 #   patched libssh.a) on a pseudo-terminal, fed rates above 2 GiB/s:
 #   plain, and with ASan + UBSan.
+# - Poly1305 from libcrypto (poly1305-evp.c) against RFC 8439 and OpenSSH's
+#   portable code, and chachapoly_crypt() from the patched libssh against
+#   the construction (regress/unit/test_poly1305.c): plain, and with
+#   ASan + UBSan.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -94,5 +98,18 @@ if [ -f "$HPN_BUILD/libssh.a" ]; then
 	variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV
 else
 	fail meter-build "no libssh.a in $HPN_BUILD: run make first"
+fi
+
+# Poly1305.
+PROG=test_poly1305
+TAG=poly1305-
+SRC="$HPN_TOP/regress/unit/test_poly1305.c $HPN_TOP/poly1305-evp.c \
+    $HPN_BUILD/poly1305.c"
+if [ -f "$HPN_BUILD/libssh.a" ]; then
+	variant plain "-O2 -g"
+	# shellcheck disable=SC2086
+	variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV POLY_QUICK=1
+else
+	fail poly1305-build "no libssh.a in $HPN_BUILD: run make first"
 fi
 exit 0

@@ -1,0 +1,141 @@
+#!/bin/sh
+#
+# t-chachapoly.sh: chacha20-poly1305@openssh.com with Poly1305 from
+# libcrypto (poly1305-evp.c) against Debian's stock OpenSSH, both ways:
+# Debian's ssh into our sshd and our ssh into Debian's sshd.  The tags must
+# be the same bytes as the portable code's, so every check is byte-exact:
+#
+#   - bulk transfers up and down, with rekeys forced from both sides
+#     (RekeyLimit), each rekey a fresh pair of contexts;
+#   - a packet of about 255 KiB each way, near the 256 KiB the protocol
+#     allows, before authentication (under the first key exchange's keys):
+#     client to server a user authentication request for a 255 KiB user
+#     name, server to client a 250 KiB banner;
+#   - our side says at debug3 that it uses libcrypto's Poly1305, sshd in
+#     its pre-authentication child too (the seccomp sandbox).
+
+. "`dirname "$0"`/lib.sh"
+
+SIZE=${HPN_XFER_BYTES:-33554432}
+C=chacha20-poly1305@openssh.com
+
+# The 250 KiB banner: printable lines, which the client prints unchanged.
+BANNER="$TESTDIR/banner"
+i=0
+while [ $i -lt 2000 ]; do
+	printf '%05d %s\n' $i \
+	    "banner line of chacha20-poly1305 interop, 128 bytes long ........................................................."
+	i=`expr $i + 1`
+done | head -c 256000 >"$BANNER"
+
+# more_config NAME LINE...: $SSH_CONFIG with LINEs added to its host, in
+# $TESTDIR/ssh_config.more-NAME.
+more_config() {
+	_f="$TESTDIR/ssh_config.more-$1"
+	shift
+	cat "$SSH_CONFIG" >"$_f"
+	for _l in "$@"; do
+		printf '\t%s\n' "$_l" >>"$_f"
+	done
+	echo "$_f"
+}
+
+# rekeys NAME FILE: pass if FILE logs at least 10 key exchanges.
+rekeys() {
+	_k=`grep -c "SSH2_MSG_NEWKEYS received" "$2"`
+	if [ "$_k" -ge 10 ]; then
+		pass "$1"
+	else
+		fail "$1" "$_k key exchanges in `basename "$2"`, want >= 10"
+	fi
+}
+
+# big_packets NAME SSH: the banner arrives whole, and the server reads a
+# request for a 255 KiB user name (an invalid user, refused politely).
+big_packets() {
+	"$2" -F "$SSH_CONFIG" -c $C -o LogLevel=INFO hpntest true \
+	    </dev/null >/dev/null 2>"$TESTDIR/banner.$1"
+	if cmp -s "$BANNER" "$TESTDIR/banner.$1"; then
+		pass "$1-250k-banner-to-client"
+	else
+		fail "$1-250k-banner-to-client" "got `wc -c <"$TESTDIR/banner.$1"` bytes, `cmp "$BANNER" "$TESTDIR/banner.$1" 2>&1 | head -n 1`"
+	fi
+	_l=`wc -l <"$SSHD_LOG"`
+	_cfg="$TESTDIR/ssh_config.big-$1"
+	{
+		grep -v '^[[:space:]]*User ' "$SSH_CONFIG"
+		printf '\tUser '
+		head -c 261120 /dev/zero | tr '\0' s
+		echo
+	} >"$_cfg"
+	"$2" -F "$_cfg" -c $C -o LogLevel=ERROR hpntest true </dev/null \
+	    >/dev/null 2>"$TESTDIR/err.big-$1"
+	_i=0
+	while ! tail -n +$_l "$SSHD_LOG" | grep -q "Invalid user s\{100\}" &&
+	    [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=`expr $_i + 1`
+	done
+	# The name is read only once the whole packet's tag checked out.
+	if tail -n +$_l "$SSHD_LOG" | grep -q "Invalid user s\{100\}" &&
+	    ! grep -qi "MAC\|corrupt" "$TESTDIR/err.big-$1"; then
+		pass "$1-255k-request-to-server"
+	else
+		fail "$1-255k-request-to-server" "no 'Invalid user' in the server's log, or the client says: `grep -i 'MAC\|corrupt' "$TESTDIR/err.big-$1" | cut -c 1-100`"
+	fi
+}
+
+DATA=`make_data $SIZE`
+
+# 1. Debian's ssh into our sshd.
+if ! have_progs "$SYS_SSH"; then
+	skip stock-client "Debian's openssh-client is not installed ($SYS_SSH)"
+else
+	start_sshd hpn-server hpn "Ciphers $C" "RekeyLimit 2M" \
+	    "Banner $BANNER" "LogLevel DEBUG3"
+	echo "# peer: $SYS_SSH: `"$SYS_SSH" -V 2>&1`"
+	big_packets stock-client "$SYS_SSH"
+	SAVED="$SSH_CONFIG"
+	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG1"`
+	xfer_ssh stock-client-rekey "$SYS_SSH" $C "$DATA"
+	SSH_CONFIG="$SAVED"
+	rekeys stock-client-rekeys-client "$TESTDIR/err.stock-client-rekey"
+	if grep -q "poly1305_evp_new: Poly1305 from libcrypto \[preauth\]" \
+	    "$SSHD_LOG"; then
+		pass hpn-server-libcrypto-preauth
+	else
+		fail hpn-server-libcrypto-preauth "`grep -m1 'Poly1305 from' "$SSHD_LOG"`"
+	fi
+	if grep "Poly1305 from" "$SSHD_LOG" | grep -qv "from libcrypto"; then
+		fail hpn-server-libcrypto-always "`grep 'Poly1305 from' "$SSHD_LOG" | grep -v libcrypto | head -n 1`"
+	else
+		pass hpn-server-libcrypto-always
+	fi
+	stop_sshd
+fi
+
+# 2. Our ssh into Debian's sshd.
+if ! have_progs "$SYS_SSHD"; then
+	skip stock-server "Debian's openssh-server is not installed ($SYS_SSHD)"
+else
+	start_sshd stock-server system "Ciphers $C" "RekeyLimit 2M" \
+	    "Banner $BANNER"
+	SSH="$HPN_BUILD/ssh"
+	big_packets stock-server "$SSH"
+	SAVED="$SSH_CONFIG"
+	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG1"`
+	xfer_ssh stock-server-rekey "$SSH" $C "$DATA"
+	SSH_CONFIG="$SAVED"
+	rekeys stock-server-rekeys-client "$TESTDIR/err.stock-server-rekey"
+	"$SSH" -vvv -F "$SSH_CONFIG" -c $C hpntest true </dev/null \
+	    >/dev/null 2>"$TESTDIR/vvv.log"
+	_n=`grep -c "poly1305_evp_new: Poly1305 from libcrypto" "$TESTDIR/vvv.log"`
+	if [ "$_n" -ge 2 ] && ! grep "Poly1305 from" "$TESTDIR/vvv.log" |
+	    grep -qv libcrypto; then
+		pass hpn-client-libcrypto
+	else
+		fail hpn-client-libcrypto "$_n contexts with libcrypto's Poly1305, want 2"
+	fi
+	stop_sshd
+fi
+exit 0
