@@ -11,7 +11,7 @@
 # in build/releases/OTHER/ (its own tarball cache, hpn and stock trees);
 # TARBALL-DIR, if given, holds openssh-OTHER.tar.gz files to use (tests
 # and CI point it at local copies; the pins are checked as always).
-# Then regress/run-tests.sh runs SUITES (default: basic interop mtaes
+# Then regress/run-tests.sh runs SUITES (default: basic interop chachapoly mtaes
 # none stats window cross) with HPN_BUILD and STOCK_BUILD on that
 # release and HPN_PEER_BUILD on build/hpn.  Exits 1 if a build or a test
 # failed; the last line sums up every release.
@@ -20,7 +20,7 @@ set -u
 CUR="$1"
 DIR="${2:-}"
 MAKE="${MAKE:-make}"
-SUITES="${SUITES:-basic interop mtaes none stats window cross}"
+SUITES="${SUITES:-basic interop chachapoly mtaes none stats window cross}"
 TOP=`pwd`
 RELEASES="$TOP/patches/releases"
 [ -f "$RELEASES" ] || { echo "check-releases: run me from the top directory" >&2; exit 2; }
