@@ -44,45 +44,12 @@
 #include <openssl/evp.h>
 
 #include "../../cipher-ctr-mt.h"
+#include "unit.h"
 
 #define KiB	1024
 #define MiB	(1024 * 1024)
 
-static int npass, nfail, quick;
-static uint64_t rng_state;
-
-static void
-result(int ok, const char *fmt, ...)
-	__attribute__((__format__(__printf__, 2, 3)));
-
-static void
-result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		npass++;
-	else
-		nfail++;
-}
-
-/* splitmix64: small, reproducible PRNG. */
-static uint64_t
-rnd64(void)
-{
-	uint64_t z;
-
-	z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static int quick;
 
 /* Uniform in [lo, hi]. */
 static size_t
@@ -1066,6 +1033,5 @@ main(void)
 	test_takeover();
 	test_contended();
 
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail == 0 ? 0 : 1;
+	return summary();
 }

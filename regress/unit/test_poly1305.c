@@ -45,44 +45,11 @@
 #include "ssherr.h"
 #include "cipher-chachapoly.h"
 #include "../../poly1305-evp.h"
+#include "unit.h"
 
 #define KiB	1024
 
-static int npass, nfail, quick, nshown;
-static uint64_t rng_state;
-
-static void
-result(int ok, const char *fmt, ...)
-	__attribute__((__format__(__printf__, 2, 3)));
-
-static void
-result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		npass++;
-	else
-		nfail++;
-}
-
-/* splitmix64: small, reproducible PRNG. */
-static uint64_t
-rnd64(void)
-{
-	uint64_t z;
-
-	z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static int quick, nshown;
 
 static void
 rnd_fill(u_char *p, size_t len)
@@ -434,6 +401,5 @@ main(void)
 	test_many();
 	test_chachapoly();
 	poly1305_evp_free(p);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return summary();
 }

@@ -35,40 +35,20 @@
 #include <fcntl.h>
 #include <termios.h>
 
+#include "unit.h"
+
 #define GiB	((off_t)1 << 30)
 #define COLS	100
 #define T0	1000.0
 
 static double fake_now = T0;
 static off_t fake_counter;
-static int npass, nfail;
 static FILE *results;			/* child: to the parent */
 
 double
 fake_monotime_double(void)
 {
 	return fake_now;
-}
-
-static void
-result(int ok, const char *fmt, ...)
-	__attribute__((__format__(__printf__, 2, 3)));
-
-static void
-result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		npass++;
-	else
-		nfail++;
 }
 
 /* Child: report one case to the parent as "0|1 text". */
@@ -280,6 +260,5 @@ main(void)
 		check_lines(out, 3);
  done:
 	free(out);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail == 0 ? 0 : 1;
+	return summary();
 }
