@@ -277,11 +277,7 @@ CTL="$TESTDIR/ctl"
     2>"$TESTDIR/err.master" &
 MASTER=$!
 hpn_track_pid $MASTER
-i=0
-while [ $i -lt 100 ] && ! grep -q "$WARN" "$TESTDIR/err.master" 2>/dev/null; do
-	sleep 0.1
-	i=`expr $i + 1`
-done
+wait_until 10 grep -q "$WARN" "$TESTDIR/err.master"
 expect mux-master-switched "$TESTDIR/err.master" "$WARN"
 if "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest 'echo mux-ok' </dev/null \
     >"$TESTDIR/out.muxwarn" 2>"$TESTDIR/err.muxwarn" &&
@@ -399,11 +395,7 @@ fi
     hpntest </dev/null 2>"$TESTDIR/err.macmaster" &
 MASTER=$!
 hpn_track_pid $MASTER
-i=0
-while [ $i -lt 100 ] && ! grep -q "$WARN" "$TESTDIR/err.macmaster" 2>/dev/null; do
-	sleep 0.1
-	i=`expr $i + 1`
-done
+wait_until 10 grep -q "$WARN" "$TESTDIR/err.macmaster"
 nmac=`nlines "None MAC enabled" "$SSHD_LOG"`
 upload macmux -S "$CTL"
 refute macmux-mac-kept "$TESTDIR/err.macmaster" "$WARNMAC"
