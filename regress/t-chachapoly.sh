@@ -70,12 +70,8 @@ big_packets() {
 	} >"$_cfg"
 	"$2" -F "$_cfg" -c $C -o LogLevel=ERROR hpntest true </dev/null \
 	    >/dev/null 2>"$TESTDIR/err.big-$1"
-	_i=0
-	while ! tail -n +$_l "$SSHD_LOG" | grep -q "Invalid user s\{100\}" &&
-	    [ $_i -lt 50 ]; do
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
+	wait_until 5 sh -c "tail -n +$_l '$SSHD_LOG' |
+	    grep -q 'Invalid user s\{100\}'"
 	# The name is read only once the whole packet's tag checked out.
 	if tail -n +$_l "$SSHD_LOG" | grep -q "Invalid user s\{100\}" &&
 	    ! grep -qi "MAC\|corrupt" "$TESTDIR/err.big-$1"; then

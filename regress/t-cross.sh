@@ -61,12 +61,8 @@ cross() {
 	check "$_x-none-client" grep -q 'server->client cipher: none' "$_err"
 	check "$_x-none-warning" grep -q 'WARNING: ENABLED NONE CIPHER' "$_err"
 	# The session process logs its transfer line when it ends.
-	_i=0
-	while ! tail -n +$_from "$SSHD_LOG" | grep -q 'Transfer stats:' &&
-	    [ $_i -lt 50 ]; do
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
+	wait_until 5 sh -c "tail -n +$_from '$SSHD_LOG' |
+	    grep -q 'Transfer stats:'"
 	check "$_x-none-server" sh -c "tail -n +$_from '$SSHD_LOG' |
 	    grep -q 'Transfer stats: .*cipher_in=none cipher_out=none'"
 	patched_cap "$_x-client-window" "$_err" 1
