@@ -19,11 +19,22 @@
  *
  * The receive window a channel advertises follows the TCP receive buffer
  * of the connection, which the kernel grows as it autotunes, instead of
- * stock OpenSSH's fixed 2 MiB.  channels.c asks hpn_window_target() how
- * large a bulk channel's window should be each time it considers sending a
- * window adjust; the answer never shrinks a window and never goes past
- * HPNBufferSize, nor past the cap of hpn_stock_cap() or hpn_patched_cap(),
- * whichever the peer's banner calls for.
+ * stock OpenSSH's fixed 2 MiB.  A connection has one window budget, what
+ * its path needs: the receive rate times the minimum round trip (from
+ * TCP_INFO) plus headroom, at most HPNBufferSize, plus a stock window for
+ * each channel that is not busy.  The windows of all its bulk channels
+ * together stay within the budget.
+ *
+ * channels.c calls hpn_window_update() each time it considers sending a
+ * window adjust for a bulk channel (one that started with at least the
+ * stock session window).  A channel's window grows only when it has
+ * turned over (the channel's consumer has taken a whole window's worth of
+ * data since the window last grew) while the channel's output buffer
+ * holds under a quarter of the window: a channel whose consumer stalls,
+ * or is slower than the link, keeps the window it has.  Growth takes what
+ * the budget has left; when a busy channel finds nothing left, the
+ * channels above an equal share of the budget give some back, by not
+ * returning data their consumers took to the sender as window.
  */
 
 #include "includes.h"
@@ -33,6 +44,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
@@ -43,58 +55,101 @@
 #include "misc.h"
 #include "packet.h"
 #include "sshbuf.h"
+#include "channels.h"
 #include "kex.h"
 #include "version.h"
 #include "hpn-window.h"
 
-static int hpn_disabled = 1;		/* until hpn_window_init() */
-static u_int hpn_window_max;		/* bytes */
-static int hpn_poll = 1;
-static int hpn_rcvbuf = -1;		/* last polled SO_RCVBUF */
-static double hpn_last_poll;
-static int hpn_peer_checked, hpn_peer_patched;
-static u_int hpn_cap = HPN_WINDOW_STOCK_MAX;	/* current cap */
-static u_int hpn_cap_logged;		/* largest cap logged so far */
-
 /*
  * Linux >= 4.8 headers (TCP_REPAIR_WINDOW is as old) have tcpi_min_rtt and
- * tcpi_bytes_received; elsewhere the caps do not follow the path.
+ * tcpi_bytes_received; elsewhere the budget does not follow the path.
  */
 #if defined(__linux__) && defined(TCP_INFO) && defined(TCP_REPAIR_WINDOW)
 # define HPN_HAVE_TCP_INFO 1
 #endif
 
-#ifdef HPN_HAVE_TCP_INFO
 /* Samples of the bytes received on the connection, one per poll. */
 #define HPN_RATE_SAMPLES	16
-static struct {
-	double t;		/* monotime_double() */
-	u_int64_t bytes;	/* tcpi_bytes_received */
-} hpn_rate[HPN_RATE_SAMPLES];
-static u_int hpn_nrate;			/* samples taken */
+
+/* A bulk channel, by channel id. */
+struct hpn_chan {
+	u_int win;		/* its window in hw->total; 0: not counted */
+	u_int consumed;		/* its local_consumed after the last adjust */
+	u_int64_t used;		/* taken by its consumer since it turned over */
+	double busy;		/* when its window last turned over */
+	int idle;		/* not busy at the last poll */
+};
+
+/* A connection's window state, in struct ssh. */
+struct hpn_window {
+	int disabled;		/* HPNDisabled */
+	u_int max;		/* HPNBufferSize, in bytes */
+	int poll;		/* TcpRcvBufPoll */
+	int rcvbuf;		/* last polled SO_RCVBUF */
+	int rmem_max;		/* net.ipv4.tcp_rmem's maximum, 0: unknown */
+	int rmem_said;		/* said that the kernel holds windows back */
+	double last_poll;
+	u_int rtt;		/* minimum round trip, us; 0: not known */
+	int peer_checked, peer_patched;
+	u_int budget;		/* current budget */
+	u_int budget_logged;	/* largest budget logged so far */
+	u_int64_t need_logged;	/* largest need logged so far */
+	double starved;		/* when a busy channel last found none left */
+	u_int64_t total;	/* sum of the counted windows */
+	u_int nbusy;		/* busy channels at the last poll */
+	u_int ncounted;		/* counted channels */
+	struct hpn_chan *chan;
+	u_int nchan;
+	struct {
+		double t;		/* monotime_double() */
+		u_int64_t bytes;	/* tcpi_bytes_received */
+	} rate[HPN_RATE_SAMPLES];
+	u_int nrate;		/* samples taken */
+};
+
+/* net.ipv4.tcp_rmem's maximum in this network namespace, or 0. */
+static int
+tcp_rmem_max(void)
+{
+#ifdef __linux__
+	FILE *f;
+	int lo, def, hi;
+
+	if ((f = fopen("/proc/sys/net/ipv4/tcp_rmem", "r")) == NULL)
+		return 0;
+	if (fscanf(f, "%d %d %d", &lo, &def, &hi) != 3)
+		hi = 0;
+	fclose(f);
+	return hi > 0 ? hi : 0;
+#else
+	return 0;
 #endif
+}
 
 /*
- * Set up from the options: disabled (HPNDisabled), max_kib (HPNBufferSize)
- * and poll (TcpRcvBufPoll).
+ * Set up the connection's windows from the options: disabled
+ * (HPNDisabled), max_kib (HPNBufferSize) and poll (TcpRcvBufPoll).
  */
 void
-hpn_window_init(int disabled, int max_kib, int poll)
+hpn_window_init(struct ssh *ssh, int disabled, int max_kib, int poll)
 {
-	hpn_disabled = disabled;
-	hpn_window_max = max_kib > 0 ? (u_int)max_kib * 1024 : HPN_WINDOW_MAX;
-	if (hpn_window_max > HPN_WINDOW_MAX)
-		hpn_window_max = HPN_WINDOW_MAX;
-	hpn_poll = poll;
-	hpn_rcvbuf = -1;
-	hpn_last_poll = 0;
-	hpn_cap = HPN_WINDOW_STOCK_MAX;
-	hpn_cap_logged = 0;
-#ifdef HPN_HAVE_TCP_INFO
-	hpn_nrate = 0;
-#endif
+	struct hpn_window *hw;
+
+	if ((hw = ssh->hpn_window) == NULL &&
+	    (hw = ssh->hpn_window = calloc(1, sizeof(*hw))) == NULL)
+		fatal_f("calloc failed");
+	free(hw->chan);
+	memset(hw, 0, sizeof(*hw));
+	hw->disabled = disabled;
+	hw->max = max_kib > 0 ? (u_int)max_kib * 1024 : HPN_WINDOW_MAX;
+	if (hw->max > HPN_WINDOW_MAX)
+		hw->max = HPN_WINDOW_MAX;
+	hw->poll = poll;
+	hw->rcvbuf = -1;
+	hw->rmem_max = tcp_rmem_max();
+	hw->budget = HPN_WINDOW_STOCK_MAX;
 	debug2_f("%s, max %u, poll %s", disabled ? "disabled" : "enabled",
-	    hpn_window_max, poll ? "yes" : "no");
+	    hw->max, poll ? "yes" : "no");
 }
 
 /* Returns the current receive buffer size of socket sock in bytes, or -1. */
@@ -131,14 +186,14 @@ hpn_set_sock_rcvbuf(int sock, int kib)
  * and copes with any window we offer.
  */
 static int
-peer_is_patched(struct ssh *ssh)
+peer_is_patched(struct ssh *ssh, struct hpn_window *hw)
 {
 	struct sshbuf *v;
 	char *s, *cp;
 	size_t len = strlen(SSH_HPN);
 
-	if (hpn_peer_checked)
-		return hpn_peer_patched;
+	if (hw->peer_checked)
+		return hw->peer_patched;
 	if (ssh->kex == NULL)
 		return 0;
 	v = ssh->kex->server ? ssh->kex->client_version :
@@ -148,31 +203,29 @@ peer_is_patched(struct ssh *ssh)
 	if ((s = sshbuf_dup_string(v)) == NULL)
 		return 0;
 	s[strcspn(s, " \r\n")] = '\0';
-	hpn_peer_patched = (cp = strstr(s, SSH_HPN)) != NULL &&
+	hw->peer_patched = (cp = strstr(s, SSH_HPN)) != NULL &&
 	    cp[len] == '\0';
-	hpn_peer_checked = 1;
-	debug2_f("peer %s is %s", s, hpn_peer_patched ? "patched" : "stock");
+	hw->peer_checked = 1;
+	debug2_f("peer %s is %s", s, hw->peer_patched ? "patched" : "stock");
 	free(s);
-	return hpn_peer_patched;
+	return hw->peer_patched;
 }
 
-#ifdef HPN_HAVE_TCP_INFO
 /*
  * The index of the newest rate sample taken at or before time t, or -1.
  */
 static int
-rate_sample_before(double t)
+rate_sample_before(struct hpn_window *hw, double t)
 {
 	u_int i, n;
 
-	n = hpn_nrate < HPN_RATE_SAMPLES ? hpn_nrate : HPN_RATE_SAMPLES;
+	n = hw->nrate < HPN_RATE_SAMPLES ? hw->nrate : HPN_RATE_SAMPLES;
 	for (i = 1; i <= n; i++) {
-		if (hpn_rate[(hpn_nrate - i) % HPN_RATE_SAMPLES].t <= t)
-			return (hpn_nrate - i) % HPN_RATE_SAMPLES;
+		if (hw->rate[(hw->nrate - i) % HPN_RATE_SAMPLES].t <= t)
+			return (hw->nrate - i) % HPN_RATE_SAMPLES;
 	}
 	return -1;
 }
-#endif
 
 /*
  * Measures the path of the connection: sets *ratep to the receive rate in
@@ -188,10 +241,15 @@ rate_sample_before(double t)
  * therefore the lower of the rates over the last two spans of at least
  * HPN_RATE_SPAN_MSEC: the span with the stall before the repair counts
  * less than arrived.  Called at most every HPN_POLL_MSEC; each call takes
- * a sample.
+ * a sample.  Also sets *spacep to TCP's own measure of what the connection
+ * delivers in a round trip (tcpi_rcv_space, the most the application read
+ * in one round trip, which the kernel sizes the receive buffer from): it
+ * follows a growing window one round trip behind, where the rate lags by
+ * two spans.
  */
 static int
-hpn_path_sample(struct ssh *ssh, double now, u_int64_t *ratep, u_int *rttp)
+hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
+    u_int64_t *ratep, u_int *rttp, u_int *spacep)
 {
 #ifdef HPN_HAVE_TCP_INFO
 	struct tcp_info ti;
@@ -209,157 +267,291 @@ hpn_path_sample(struct ssh *ssh, double now, u_int64_t *ratep, u_int *rttp)
 		return -1;
 	if (ti.tcpi_min_rtt == 0 || ti.tcpi_min_rtt == ~0U)
 		return 1;
-	if ((i1 = rate_sample_before(now - span)) != -1 &&
-	    (i2 = rate_sample_before(hpn_rate[i1].t - span)) != -1 &&
-	    ti.tcpi_bytes_received >= hpn_rate[i1].bytes &&
-	    hpn_rate[i1].bytes >= hpn_rate[i2].bytes) {
-		rate = (ti.tcpi_bytes_received - hpn_rate[i1].bytes) /
-		    (now - hpn_rate[i1].t);
-		r2 = (hpn_rate[i1].bytes - hpn_rate[i2].bytes) /
-		    (hpn_rate[i1].t - hpn_rate[i2].t);
+	if ((i1 = rate_sample_before(hw, now - span)) != -1 &&
+	    (i2 = rate_sample_before(hw, hw->rate[i1].t - span)) != -1 &&
+	    ti.tcpi_bytes_received >= hw->rate[i1].bytes &&
+	    hw->rate[i1].bytes >= hw->rate[i2].bytes) {
+		rate = (ti.tcpi_bytes_received - hw->rate[i1].bytes) /
+		    (now - hw->rate[i1].t);
+		r2 = (hw->rate[i1].bytes - hw->rate[i2].bytes) /
+		    (hw->rate[i1].t - hw->rate[i2].t);
 		if (r2 < rate)
 			rate = r2;
 	}
-	hpn_rate[hpn_nrate % HPN_RATE_SAMPLES].t = now;
-	hpn_rate[hpn_nrate % HPN_RATE_SAMPLES].bytes = ti.tcpi_bytes_received;
-	hpn_nrate++;
+	hw->rate[hw->nrate % HPN_RATE_SAMPLES].t = now;
+	hw->rate[hw->nrate % HPN_RATE_SAMPLES].bytes = ti.tcpi_bytes_received;
+	hw->nrate++;
 	*ratep = rate;
 	*rttp = ti.tcpi_min_rtt;
+	*spacep = ti.tcpi_rcv_space;
 	return 0;
 #else
 	return -1;
 #endif /* HPN_HAVE_TCP_INFO */
 }
 
+/* Whether counted channel ch is busy at time now. */
+static int
+chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
+{
+	double span = HPN_BUSY_MSEC / 1000.0;
+
+	if (span < 2 * (hw->rtt / 1000000.0))
+		span = 2 * (hw->rtt / 1000000.0);
+	return ch->busy != 0 && now - ch->busy < span;
+}
+
 /*
- * Sets hpn_cap, the largest window the peer (called peer in the log) may
- * have now: base plus receive rate times minimum round trip, at most
- * hpn_window_max; base alone while no round trip is known; blind where the
- * kernel gives neither.  Each new highest cap is logged at debug2 with its
- * parts.
+ * Sets the connection's budget: what the path needs, at most
+ * HPNBufferSize, plus a stock window for each counted channel that is not
+ * busy, and never less than a stock window per counted channel.  The need
+ * is what the connection carries in a round trip (per_rtt: the receive
+ * rate times the minimum round trip, or TCP's tcpi_rcv_space if more) plus
+ * headroom: half of per_rtt for a patched peer, and at least
+ * HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX for a stock peer (hpn-window.h).
+ * Each new highest budget or need is logged at debug2 with its parts.
  */
 static void
-hpn_set_cap(struct ssh *ssh, double now, const char *peer, u_int base,
-    u_int blind)
+hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 {
-	u_int64_t rate, extra;
-	u_int cap, rtt;
-	const char *why;
+	u_int64_t rate, rt, head, need, budget, idle;
+	u_int i, rtt, space, base;
+	const char *peer, *why = NULL;
 
-	if (hpn_window_max <= base) {
-		cap = hpn_window_max;
-		why = "HPNBufferSize";
-		goto fixed;
+	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
+	base = hw->peer_patched ? HPN_WINDOW_HEADROOM : HPN_WINDOW_STOCK_MAX;
+	hw->nbusy = 0;
+	for (i = 0; i < hw->nchan; i++) {
+		if (hw->chan[i].win == 0)
+			continue;
+		hw->chan[i].idle = !chan_busy(hw, &hw->chan[i], now);
+		if (!hw->chan[i].idle)
+			hw->nbusy++;
 	}
-	switch (hpn_path_sample(ssh, now, &rate, &rtt)) {
+	idle = (u_int64_t)(hw->ncounted - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
+	rate = rt = head = 0;
+	rtt = space = 0;
+	switch (hpn_path_sample(ssh, hw, now, &rate, &rtt, &space)) {
 	case 0:
+		hw->rtt = rtt;
+		rt = rate * rtt / 1000000;
+		if (rt < space)
+			rt = space;
+		/* A stock sender's buffer limits its headroom (see .h). */
+		head = hw->peer_patched && rt / 2 > base ? rt / 2 : base;
+		need = rt + head;
 		break;
 	case 1:
-		cap = base;
+		need = base;
 		why = "no round trip measured yet";
-		goto fixed;
+		break;
 	default:
-		cap = blind < hpn_window_max ? blind : hpn_window_max;
+		need = hw->peer_patched ? hw->max : HPN_WINDOW_STOCK_MAX;
 		why = "no TCP_INFO";
-		goto fixed;
+		break;
 	}
-	extra = rate * rtt / 1000000;
-	if (extra > hpn_window_max - base)
-		cap = hpn_window_max;
-	else
-		cap = base + (u_int)extra;
-	hpn_cap = cap;
-	if (cap > hpn_cap_logged) {
-		debug2_f("%s peer: window cap %u = %u + rate %llu B/s * "
-		    "min_rtt %u us (max %u)", peer, cap, base,
-		    (unsigned long long)rate, rtt, hpn_window_max);
-		hpn_cap_logged = cap;
+	if (need > hw->max)
+		need = hw->max;
+	budget = need + idle;
+	if (budget < (u_int64_t)hw->ncounted * CHAN_SES_WINDOW_DEFAULT)
+		budget = (u_int64_t)hw->ncounted * CHAN_SES_WINDOW_DEFAULT;
+	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
+	if (hw->budget <= hw->budget_logged && need <= hw->need_logged)
+		return;
+	if (hw->budget > hw->budget_logged)
+		hw->budget_logged = hw->budget;
+	if (need > hw->need_logged)
+		hw->need_logged = need;
+	if (why != NULL) {
+		debug2_f("%s peer: window budget %u = need %llu + %llu for %u "
+		    "idle channels; need fixed (%s) (max %u)", peer,
+		    hw->budget, (unsigned long long)need,
+		    (unsigned long long)idle, hw->ncounted - hw->nbusy, why,
+		    hw->max);
+		return;
 	}
-	return;
- fixed:
-	hpn_cap = cap;
-	if (hpn_cap_logged == 0) {
-		debug2_f("%s peer: window cap %u, fixed (%s)", peer, cap, why);
-		hpn_cap_logged = cap;
-	}
+	debug2_f("%s peer: window budget %u = need %llu + %llu for %u idle "
+	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
+	    "max(rate %llu B/s * min_rtt %u us, rcv_space %u) (max %u)", peer,
+	    hw->budget, (unsigned long long)need, (unsigned long long)idle,
+	    hw->ncounted - hw->nbusy, (unsigned long long)rt,
+	    (unsigned long long)head, (unsigned long long)rate, rtt, space,
+	    hw->max);
 }
 
-/*
- * The cap for a stock peer.  A stock sender reads up to its window of data
- * into its channel input buffer (see HPN_WINDOW_STOCK_MAX); the rest of
- * the credit we grant is in its socket buffer, on the network, with us, or
- * on its way back as window adjusts.  Over any stretch of time as long as
- * the round trip, the credit in transit is at least what arrives here in
- * that stretch: at our receive rate R and the path's minimum round trip T,
- * R * T.  So the cap is HPN_WINDOW_STOCK_MAX + R * T (at most
- * hpn_window_max), which keeps the sender's buffer under
- * HPN_WINDOW_STOCK_MAX while the rate holds, and grows as the link proves
- * its rate.  Without TCP_INFO the cap stays HPN_WINDOW_STOCK_MAX.
- */
+/* Polls the connection's receive buffer and path; sets the budget. */
 static void
-hpn_stock_cap(struct ssh *ssh, double now)
+hpn_poll(struct ssh *ssh, struct hpn_window *hw, double now)
 {
-	hpn_set_cap(ssh, now, "stock", HPN_WINDOW_STOCK_MAX,
-	    HPN_WINDOW_STOCK_MAX);
+	int sock;
+
+	if (hw->last_poll != 0 &&
+	    now - hw->last_poll < HPN_POLL_MSEC / 1000.0)
+		return;
+	if (hw->poll) {
+		sock = ssh_packet_get_connection_in(ssh);
+		if (!ssh_packet_connection_is_on_socket(ssh) ||
+		    (hw->rcvbuf = hpn_sock_rcvbuf(sock)) <= 0)
+			hw->rcvbuf = 0;
+	}
+	hpn_set_budget(ssh, hw, now);
+	hw->last_poll = now;
 }
 
-/*
- * The cap for a patched peer.  Such a sender copes with any window but
- * puts all of it on the path, and what the link does not carry within a
- * round trip waits in the link's queue: a window much larger than the
- * bandwidth-delay product overfills the queue and loses packets (at
- * 1 Gbit/s and 100 ms, a 32 MiB window lost about six times as many as a
- * 20 MiB one).  So the cap is HPN_WINDOW_HEADROOM + R * T, with R and T as
- * for a stock peer: what the link carries in a round trip, plus room for
- * the data waiting in our buffers and for the window to grow (R * T grows
- * with the window until the link is full), which bounds what stands in
- * the link's queue.  Without TCP_INFO the window follows the TCP receive
- * buffer up to hpn_window_max.
- */
+/* The entry of channel c, counting it if it is not yet. */
+static struct hpn_chan *
+chan_entry(struct hpn_window *hw, Channel *c)
+{
+	struct hpn_chan *ch;
+	u_int n;
+
+	if (c->self < 0)
+		return NULL;
+	if ((u_int)c->self >= hw->nchan) {
+		n = c->self + 16;
+		if ((ch = recallocarray(hw->chan, hw->nchan, n,
+		    sizeof(*ch))) == NULL)
+			fatal_f("recallocarray failed");
+		hw->chan = ch;
+		hw->nchan = n;
+	}
+	ch = &hw->chan[c->self];
+	if (ch->win == 0) {
+		memset(ch, 0, sizeof(*ch));
+		ch->win = c->local_window_max;
+		ch->consumed = c->local_consumed;
+		hw->total += ch->win;
+		hw->ncounted++;
+	}
+	return ch;
+}
+
+/* Sets channel c's window to win, telling the peer with the next adjust. */
 static void
-hpn_patched_cap(struct ssh *ssh, double now)
+chan_resize(struct hpn_window *hw, Channel *c, struct hpn_chan *ch, u_int win)
 {
-	hpn_set_cap(ssh, now, "patched", HPN_WINDOW_HEADROOM,
-	    hpn_window_max);
+	u_int old = c->local_window_max;
+
+	if (win > old) {
+		c->local_consumed += win - old;
+		hw->total += win - old;
+	} else {
+		/* Only data taken but not yet returned as window. */
+		c->local_consumed -= old - win;
+		hw->total -= old - win;
+	}
+	c->local_window_max = ch->win = win;
+	debug2("channel %d: window %u %s to %u (windows %llu of budget %u)",
+	    c->self, old, win > old ? "grows" : "shrinks", win,
+	    (unsigned long long)hw->total, hw->budget);
 }
 
 /*
- * Returns the window a bulk channel whose window is now cur should have:
- * twice the connection's TCP receive buffer (polled at most every
- * HPN_POLL_MSEC), or the maximum outright when polling is off, never less
- * than cur and never more than the cap of hpn_stock_cap() or
- * hpn_patched_cap() (itself at most hpn_window_max).
+ * The window channel c, whose window turned over, may grow to: twice the
+ * connection's TCP receive buffer (or anything when polling is off), at
+ * most what the budget has left, less the room it kept for c as an idle
+ * channel if it was one at the last poll.  Says once at debug1 when the
+ * kernel's buffer limit is what holds it back.
  */
-u_int
-hpn_window_target(struct ssh *ssh, u_int cur)
+static u_int
+grow_target(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
 {
-	u_int max, want;
+	u_int64_t want, left, used;
+	u_int cur = c->local_window_max;
+
+	used = hw->total + (ch->idle ? CHAN_SES_WINDOW_DEFAULT : 0);
+	left = hw->budget > used ? hw->budget - used : 0;
+	if (cur + left > hw->max)
+		left = hw->max > cur ? hw->max - cur : 0;
+	if (!hw->poll || hw->rcvbuf <= 0)
+		return cur + left;
+	want = (u_int64_t)hw->rcvbuf * 2;
+	if (want < cur + left && hw->rmem_max > 0 &&
+	    hw->rcvbuf >= hw->rmem_max && !hw->rmem_said) {
+		debug("channel %d: window held at %llu by the TCP receive "
+		    "buffer's limit, net.ipv4.tcp_rmem maximum %d; the "
+		    "budget allows %llu", c->self, (unsigned long long)want,
+		    hw->rmem_max, (unsigned long long)(cur + left));
+		hw->rmem_said = 1;
+	}
+	return want < cur + left ? want : cur + left;
+}
+
+/*
+ * Called by channels.c for an open channel before it considers sending a
+ * window adjust: grows or shrinks the window of a bulk channel.
+ */
+void
+hpn_window_update(struct ssh *ssh, Channel *c)
+{
+	struct hpn_window *hw = ssh->hpn_window;
+	struct hpn_chan *ch;
+	u_int buffered, win, fair, give;
 	double now;
-	int sock, patched;
 
-	if (hpn_disabled || cur >= hpn_window_max)
-		return cur;
-	patched = peer_is_patched(ssh);
-	now = monotime_double();
-	if (hpn_last_poll == 0 ||
-	    now - hpn_last_poll >= HPN_POLL_MSEC / 1000.0) {
-		if (hpn_poll) {
-			sock = ssh_packet_get_connection_in(ssh);
-			if (!ssh_packet_connection_is_on_socket(ssh) ||
-			    (hpn_rcvbuf = hpn_sock_rcvbuf(sock)) <= 0)
-				hpn_rcvbuf = 0;
-		}
-		if (patched)
-			hpn_patched_cap(ssh, now);
-		else
-			hpn_stock_cap(ssh, now);
-		hpn_last_poll = now;
+	if (hw == NULL || hw->disabled ||
+	    c->local_window_max < CHAN_SES_WINDOW_DEFAULT ||
+	    (ch = chan_entry(hw, c)) == NULL)
+		return;
+	/* What the consumer took since we last looked. */
+	if (c->local_consumed >= ch->consumed)
+		ch->used += c->local_consumed - ch->consumed;
+	if (ch->win != c->local_window_max) {
+		hw->total = hw->total - ch->win + c->local_window_max;
+		ch->win = c->local_window_max;
 	}
-	max = hpn_cap;
-	if (cur >= max)
-		return cur;
-	if (!hpn_poll)
-		return max;
-	want = (u_int)hpn_rcvbuf > max / 2 ? max : (u_int)hpn_rcvbuf * 2;
-	return want > cur ? want : cur;
+	now = monotime_double();
+	hpn_poll(ssh, hw, now);
+	buffered = sshbuf_len(c->output);
+	if (c->extended_usage == CHAN_EXTENDED_WRITE)
+		buffered += sshbuf_len(c->extended);
+	win = c->local_window_max;
+	if (ch->used >= win && buffered <= win / 4) {
+		/* Turned over, and the consumer keeps up: may grow. */
+		ch->used = 0;
+		ch->busy = now;
+		if ((win = grow_target(hw, c, ch)) > c->local_window_max)
+			chan_resize(hw, c, ch, win);
+		else if (c->local_window_max < hw->budget /
+		    (hw->nbusy ? hw->nbusy : 1))
+			hw->starved = now;
+	} else if (hw->nbusy > 1 && now - hw->starved < 1.0 &&
+	    c->local_consumed > 0) {
+		/* Another busy channel found nothing left: share. */
+		fair = hw->budget / hw->nbusy;
+		if (fair < CHAN_SES_WINDOW_DEFAULT)
+			fair = CHAN_SES_WINDOW_DEFAULT;
+		if (win > fair) {
+			give = win - fair;
+			if (give > c->local_consumed)
+				give = c->local_consumed;
+			chan_resize(hw, c, ch, win - give);
+		}
+	}
+	/*
+	 * channel_check_window() sends local_consumed as an adjust right
+	 * after this, and zeroes it, on the same condition as here.
+	 */
+	if ((c->local_window_max - c->local_window > c->local_maxpacket*3 ||
+	    c->local_window < c->local_window_max/2) && c->local_consumed > 0)
+		ch->consumed = 0;
+	else
+		ch->consumed = c->local_consumed;
+}
+
+/* Called by channels.c when channel c is freed. */
+void
+hpn_window_forget(struct ssh *ssh, Channel *c)
+{
+	struct hpn_window *hw = ssh->hpn_window;
+	struct hpn_chan *ch;
+
+	if (hw == NULL || c->self < 0 || (u_int)c->self >= hw->nchan)
+		return;
+	ch = &hw->chan[c->self];
+	if (ch->win == 0)
+		return;
+	hw->total -= ch->win;
+	hw->ncounted--;
+	memset(ch, 0, sizeof(*ch));
 }

@@ -18,19 +18,20 @@
 #define HPN_WINDOW_H
 
 /*
- * Largest window we will ever advertise.  The receiving channel's output
- * buffer holds up to a window of data, and its allocation up to twice
- * that before sshbuf packs it; it must stay well under SSHBUF_SIZE_MAX
- * (128 MiB), or sshbuf packs the whole buffer before every append.
+ * Largest window we will ever advertise, and HPNBufferSize's upper bound.
+ * The receiving channel's output buffer holds up to a window of data (a
+ * consumer may stall once the window is granted), and its allocation up
+ * to twice that before sshbuf packs it; 0003 raises SSHBUF_SIZE_MAX to
+ * 1 GiB to leave room for it.
  */
-#define HPN_WINDOW_MAX		(32*1024*1024)
-/* Default for HPNBufferSize, in KiB. */
-#define HPN_BUFFER_SIZE_DEFAULT	(HPN_WINDOW_MAX / 1024)
+#define HPN_WINDOW_MAX		(512*1024*1024)
 /*
- * HPNBufferSize and TcpRcvBuf accept up to this many KiB, as old HPN-SSH
- * configurations may say; HPNBufferSize acts as HPN_WINDOW_MAX above it.
+ * Default for HPNBufferSize, in KiB: a connection's window budget may
+ * reach 256 MiB, what 10 Gbit/s needs at 200 ms.
  */
-#define HPN_CONFIG_MAX_KB	65536
+#define HPN_BUFFER_SIZE_DEFAULT	(256*1024)
+/* HPNBufferSize and TcpRcvBuf accept up to this many KiB. */
+#define HPN_CONFIG_MAX_KB	(HPN_WINDOW_MAX / 1024)
 /*
  * A stock sender (a peer that is not known to be patched) reads up to its
  * window of data into its channel input buffer, whose limit is
@@ -38,10 +39,10 @@
  * sshbuf packs it (moves all of it) before nearly every read, and the
  * sender slows to a crawl.  Under half the limit, sshbuf's ordinary
  * amortised packing remains.  So the part of a stock peer's window that
- * can sit in that buffer is kept to HPN_WINDOW_STOCK_MAX: a stock peer's
- * window is at most this plus the credit in transit, measured as receive
- * rate times minimum round trip (hpn-window.c, hpn_stock_cap()), or this
- * alone where TCP_INFO does not give them.
+ * can sit in that buffer is kept to HPN_WINDOW_STOCK_MAX: the budget for
+ * a stock peer is at most this plus the credit in transit, measured as
+ * receive rate times minimum round trip (hpn-window.c), or this alone
+ * where TCP_INFO does not give them.
  */
 #define HPN_WINDOW_STOCK_MAX	(8*1024*1024 - 128*1024)
 /*
@@ -51,26 +52,37 @@
  */
 #define HPN_INPUT_READAHEAD	(4*1024*1024)
 /*
- * A patched sender puts its whole window on the path.  Its window is at
- * most this plus what the link carries in a round trip, measured as for a
- * stock peer (hpn-window.c, hpn_patched_cap()): room for the data waiting
- * in the receiver's buffers and for the window to grow as the link proves
- * its rate, without overfilling the link's queue.  Where TCP_INFO does not
- * give the rate and round trip, the window may reach HPNBufferSize.
+ * A patched sender puts its whole window on the path, and what the link
+ * does not carry within a round trip waits in the link's queue.  Its
+ * budget is what the link carries in a round trip (per_rtt, hpn-window.c)
+ * plus half of that again, and at least HPN_WINDOW_HEADROOM more: room
+ * for the data waiting in the receiver's buffers and for the windows to
+ * grow by half each round trip while the link proves its rate, and at
+ * most half a round trip's worth standing in the link's queue once the
+ * link is full.  Where TCP_INFO does not give the rate and round trip,
+ * the budget is HPNBufferSize.
  */
 #define HPN_WINDOW_HEADROOM	(8*1024*1024)
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*
- * The receive rate for a peer's cap is the lower of those over the
- * last two spans at least this long.
+ * The receive rate for a budget is the lower of those over the last two
+ * spans at least this long.
  */
 #define HPN_RATE_SPAN_MSEC	250
+/*
+ * A channel counts as busy for this long after its window last turned
+ * over (its consumer took a window's worth of data), or for two round
+ * trips if that is longer.
+ */
+#define HPN_BUSY_MSEC		1000
 
 struct ssh;
+struct Channel;
 
-void	hpn_window_init(int, int, int);
-u_int	hpn_window_target(struct ssh *, u_int);
+void	hpn_window_init(struct ssh *, int, int, int);
+void	hpn_window_update(struct ssh *, struct Channel *);
+void	hpn_window_forget(struct ssh *, struct Channel *);
 int	hpn_sock_rcvbuf(int);
 void	hpn_set_sock_rcvbuf(int, int);
 

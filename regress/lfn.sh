@@ -61,8 +61,8 @@ _lfn_cc() {
 # autotuning only needs tcp_rmem.
 _lfn_tune() {
 	ip netns exec "$1" sysctl -q -w \
-	    net.ipv4.tcp_rmem="4096 131072 67108864" \
-	    net.ipv4.tcp_wmem="4096 16384 67108864" >/dev/null 2>&1 || true
+	    net.ipv4.tcp_rmem="4096 131072 268435456" \
+	    net.ipv4.tcp_wmem="4096 16384 268435456" >/dev/null 2>&1 || true
 	ip netns exec "$1" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 \
 	    >/dev/null 2>&1 || true
 	ip -n "$1" link set lo up

@@ -330,31 +330,53 @@ stop_sshd() {
 	return 0
 }
 
-# cap_lines LOG FROM-LINE KIND: the rate-based window caps logged at
-# debug2 for a KIND (stock or patched) peer from FROM-LINE of LOG,
-#   "KIND peer: window cap C = B + rate R B/s * min_rtt T us (max M)",
-# one "C B R T M" line each.
-cap_lines() {
-	_n='\([0-9]*\)'
-	tail -n +$2 "$1" | sed -n "s/.*$3 peer: window cap $_n = $_n \
-+ rate $_n B\\/s \\* min_rtt $_n us (max $_n).*/\\1 \\2 \\3 \\4 \\5/p"
+# budget_lines LOG FROM-LINE KIND: the rate-based window budgets logged
+# at debug2 for a KIND (stock or patched) peer from FROM-LINE of LOG,
+#   "KIND peer: window budget B = need N + I for K idle channels;
+#    need = per_rtt P + headroom H; per_rtt = max(rate R B/s *
+#    min_rtt T us, rcv_space S) (max M)",
+# one "B N I K P H R T S M" line each.
+budget_lines() {
+	tail -n +$2 "$1" | sed -n "s/.*$3 peer: window budget \([0-9]* = need \
+.*; need = per_rtt .*; per_rtt = max(rate .*(max [0-9]*)\).*/\1/p" |
+	    tr -cs '0-9\n' ' ' | awk 'NF == 10 { $1 = $1; print }'
 }
 
-# cap_problem C B R T M BASE MAX: prints what is wrong with one cap line
-# of cap_lines, if anything: base B must be BASE and max M must be MAX,
-# and the parts must add up, C = min(B + R * T / 10^6, M), with C <= MAX.
-cap_problem() {
-	_want=$(( $2 + $3 * $4 / 1000000 ))
-	[ $_want -le $5 ] || _want=$5
-	if [ $2 -ne $6 ]; then
-		echo "base $2, not $6"
-	elif [ $5 -ne $7 ]; then
-		echo "max $5, not $7"
-	elif [ $1 -ne $_want ]; then
-		echo "cap $1, but $2 + $3 * $4 us = $_want"
-	elif [ $1 -gt $7 ]; then
-		echo "cap $1 above $7"
+# budget_problem B N I K P H R T S M BASE MAX: prints what is wrong with
+# one line of budget_lines, if anything.  M must be MAX; per_rtt P is the
+# larger of R * T / 10^6 and S; the headroom H is BASE, or for a patched
+# peer (BASE 8 MiB) P / 2 if that is more; the need N = min(P + H, M); I is K
+# stock windows (2 MiB); the budget B is at least N + I (more only to give
+# each channel a stock window).
+budget_problem() {
+	_rt=$(( $7 * $8 / 1000000 ))
+	[ $_rt -ge $9 ] || _rt=$9
+	_head=${11}
+	[ ${11} -ne 8388608 ] || [ $(( _rt / 2 )) -le ${11} ] ||
+	    _head=$(( _rt / 2 ))
+	_need=$(( _rt + _head ))
+	[ $_need -le ${10} ] || _need=${10}
+	if [ ${10} -ne ${12} ]; then
+		echo "max ${10}, not ${12}"
+	elif [ $5 -ne $_rt ]; then
+		echo "per_rtt $5, not max($7 B/s * $8 us, $9) = $_rt"
+	elif [ $6 -ne $_head ]; then
+		echo "headroom $6, not $_head"
+	elif [ $2 -ne $_need ]; then
+		echo "need $2, but $5 + $6 = $_need"
+	elif [ $3 -ne $(( $4 * 2097152 )) ]; then
+		echo "$3 for $4 idle channels, not $(( $4 * 2097152 ))"
+	elif [ $1 -lt $(( $2 + $3 )) ]; then
+		echo "budget $1 below need $2 + $3"
 	fi
+}
+
+# window_sums LOG FROM-LINE: prints the first window growth logged from
+# FROM-LINE of LOG that left the connection's windows above its budget,
+#   "channel C: window W grows to W2 (windows T of budget B)".
+window_sums() {
+	tail -n +$2 "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to [0-9]* (windows \([0-9]*\) of budget \([0-9]*\)).*/\1 \2/p' |
+	    awk '$1 > $2 { print "windows " $1 " above budget " $2; exit }'
 }
 
 # descendants PID: every process below PID, from /proc.

@@ -22,18 +22,19 @@ echo "# $OURS with $PEER"
 PATCHED_BASE=8388608
 
 # patched_cap NAME LOG FROM-LINE: LOG, from FROM-LINE, says the peer is
-# patched and logs a patched-peer window cap with base 8 MiB.
+# patched and logs a patched-peer window budget with at least 8 MiB of
+# headroom.
 patched_cap() {
 	if ! tail -n +$3 "$2" | grep -q 'peer SSH-2.0-OpenSSH_[0-9.]*-hpn1 is patched'; then
 		fail "$1" "no 'peer ... is patched' line: `tail -n +$3 "$2" |
 		    grep 'peer_is_patched' | head -n 1`"
 		return
 	fi
-	_cap=`cap_lines "$2" $3 patched | head -n 1`
-	if [ -z "$_cap" ]; then
-		fail "$1" "no patched-peer window cap logged"
-	elif [ "`echo $_cap | cut -d' ' -f2`" -ne $PATCHED_BASE ]; then
-		fail "$1" "cap base `echo $_cap | cut -d' ' -f2`, not $PATCHED_BASE"
+	_b=`budget_lines "$2" $3 patched | head -n 1`
+	if [ -z "$_b" ]; then
+		fail "$1" "no patched-peer window budget logged"
+	elif [ "`echo $_b | cut -d' ' -f6`" -lt $PATCHED_BASE ]; then
+		fail "$1" "budget headroom `echo $_b | cut -d' ' -f6`, below $PATCHED_BASE"
 	else
 		pass "$1"
 	fi

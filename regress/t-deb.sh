@@ -121,7 +121,7 @@ pass sshd-starts
 if "$SSHD" -T -f "$TESTDIR/sshd_config.deb" >"$TESTDIR/sshd-T" 2>&1; then
 	missing=""
 	for kv in "noneenabled yes" "nonemacenabled no" "disablemtaes no" \
-	    "aesctrthreads 2" "hpndisabled no" "hpnbuffersize 32768" \
+	    "aesctrthreads 2" "hpndisabled no" "hpnbuffersize 262144" \
 	    "tcprcvbufpoll no" "tcprcvbuf 0" "debianbanner yes"; do
 		grep -qx "$kv" "$TESTDIR/sshd-T" || missing="$missing, $kv"
 	done
@@ -199,20 +199,22 @@ if grep -q 'MT-AES-CTR: aes256-ctr in with 2 threads' "$TESTDIR/log.16M"; then
 else
 	fail mtaes-server "sshd did not log MT-AES-CTR with 2 threads"
 fi
-# A patched peer's window is capped at 8 MiB plus receive rate times
-# minimum round trip (on loopback, a few KiB at most); with TcpRcvBufPoll
-# no it goes straight to the first cap, 8 MiB, whose parts must add up,
-# as must every later cap's, none past HPNBufferSize (32 MiB).
-_why=`cap_lines "$TESTDIR/log.16M" 1 patched | {
+# A patched peer's window budget is the receive rate times the minimum
+# round trip (on loopback, a few KiB at most) plus 8 MiB of headroom; with
+# TcpRcvBufPoll no the window goes straight to the first budget's need,
+# 8 MiB, and every budget's parts must add up, none past HPNBufferSize
+# (256 MiB).
+_why=`budget_lines "$TESTDIR/log.16M" 1 patched | {
 	_n=0
-	while read _c _b _r _t _m; do
+	while read _b _nd _i _k _p _h _r _t _s _m; do
 		_n=$((_n + 1))
-		cap_problem $_c $_b $_r $_t $_m 8388608 33554432
+		budget_problem $_b $_nd $_i $_k $_p $_h $_r $_t $_s $_m \
+		    8388608 268435456
 	done
-	[ $_n -gt 0 ] || echo "no patched-peer cap logged"
+	[ $_n -gt 0 ] || echo "no patched-peer budget logged"
 } | head -n 1`
 if ! grep -q "peer SSH-2.0-OpenSSH_[^ ]*-$TAG is patched" "$TESTDIR/log.16M" ||
-    ! grep -q 'window 2097152 grows to 8388608[^0-9]*$' "$TESTDIR/log.16M"; then
+    ! grep -q 'window 2097152 grows to 8388608 (' "$TESTDIR/log.16M"; then
 	fail window-patched-peer "`grep -E 'peer .* is|grows to' "$TESTDIR/log.16M" | head -n 2`"
 elif [ -n "$_why" ]; then
 	fail window-patched-peer "$_why"

@@ -4,16 +4,25 @@
 # their bad values; then, on an emulated 100 Mbit/s, 50 ms RTT link
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
 # window must grow past stock's 2 MiB (from the debug2 log) and stay within
-# the cap logged at debug2, base plus receive rate times minimum round
-# trip, whose parts must add up and fit the link (a rate above zero, at
-# most the link's; a round trip near the link's) and which must not pass
-# HPNBufferSize: between patched peers (base 8 MiB) a session upload and
-# download, a -L forwarding, a ControlMaster session, and an upload with
-# HPNBufferSize just above 8 MiB, where the cap must stop at HPNBufferSize;
-# a stock sender into our sshd and our ssh downloading from a stock sshd
-# (base 8064 KiB).  Through a ProxyCommand (no TCP_INFO) the cap is fixed:
-# 8064 KiB for a stock sshd, HPNBufferSize (32 MiB) for ours.  With
-# HPNDisabled the window must stay at 2 MiB.
+# the connection's window budget logged at debug2: the data carried in a
+# round trip (receive rate times minimum round trip, or TCP's rcv_space)
+# plus headroom, and a stock window for each idle channel, whose parts
+# must add up and fit the link (a rate at most the link's; a round trip
+# near the link's) and which must not pass HPNBufferSize: between patched
+# peers (headroom at least 8 MiB) a session upload and download, a -L
+# forwarding, a ControlMaster session, and an upload with HPNBufferSize
+# just above 8 MiB, where the need must stop at HPNBufferSize; a stock
+# sender into our sshd and our ssh downloading from a stock sshd
+# (headroom 8064 KiB).  Through a ProxyCommand (no TCP_INFO) the need is
+# fixed: 8064 KiB for a stock sshd, HPNBufferSize (256 MiB) for ours.
+# With HPNDisabled the window must stay at 2 MiB.  With the server's
+# tcp_rmem maximum at 1 MiB, sshd says once that the kernel holds the
+# window back.  Then on a 1 Gbit/s, 600 ms link (75 MB in flight): a
+# 256 MiB upload whose window grows past the old 32 MiB limit, within the
+# budget; and sixteen channels on one ControlMaster (one whose command
+# never reads its input, fourteen idle, one upload) where only the
+# upload's window grows and no growth leaves the windows' sum above the
+# budget (the sshd-session's peak RSS is printed).
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -23,7 +32,7 @@ SIZE=${HPN_WINDOW_BYTES:-67108864}
 STOCK_WINDOW=2097152
 STOCK_PEER_MAX=8257536		# HPN_WINDOW_STOCK_MAX
 PATCHED_BASE=8388608		# HPN_WINDOW_HEADROOM
-WINDOW_MAX=33554432		# HPN_WINDOW_MAX
+WINDOW_MAX=268435456		# HPNBufferSize's default
 LFN_MBIT=100
 LFN_RTT_MS=50
 
@@ -73,14 +82,14 @@ want_lines() {
 }
 
 out=`"$HPN_BUILD/sshd" -T -f "\`sshd_conf\`" 2>&1`
-want_lines sshd-T-defaults "$out" "hpndisabled no" "hpnbuffersize 32768" \
+want_lines sshd-T-defaults "$out" "hpndisabled no" "hpnbuffersize 262144" \
     "tcprcvbufpoll yes" "tcprcvbuf 0"
 out=`"$HPN_BUILD/sshd" -T -f "\`sshd_conf 'HPNDisabled yes' \
     'HPNBufferSize 8192' 'TcpRcvBufPoll no' 'TcpRcvBuf 4096'\`" 2>&1`
 want_lines sshd-T-set "$out" "hpndisabled yes" "hpnbuffersize 8192" \
     "tcprcvbufpoll no" "tcprcvbuf 4096"
 out=`"$SSH" -G -F "\`ssh_conf\`" somehost 2>&1`
-want_lines ssh-G-defaults "$out" "hpndisabled no" "hpnbuffersize 32768" \
+want_lines ssh-G-defaults "$out" "hpndisabled no" "hpnbuffersize 262144" \
     "tcprcvbufpoll yes" "tcprcvbuf 0"
 out=`"$SSH" -G -F "\`ssh_conf 'HPNDisabled yes' 'HPNBufferSize 8192' \
     'TcpRcvBufPoll no' 'TcpRcvBuf 4096'\`" somehost 2>&1`
@@ -88,8 +97,8 @@ want_lines ssh-G-set "$out" "hpndisabled yes" "hpnbuffersize 8192" \
     "tcprcvbufpoll no" "tcprcvbuf 4096"
 
 # Each bad line is line 3 of the sshd file and line 3 of the ssh file.
-for bad in "TcpRcvBuf -1" "TcpRcvBuf 65537" "TcpRcvBuf many" \
-    "HPNDisabled maybe" "HPNBufferSize 0" "HPNBufferSize 70000" \
+for bad in "TcpRcvBuf -1" "TcpRcvBuf 524289" "TcpRcvBuf many" \
+    "HPNDisabled maybe" "HPNBufferSize 0" "HPNBufferSize 524289" \
     "TcpRcvBufPoll sometimes"; do
 	n=`echo "$bad" | tr ' ' '-'`
 	if out=`"$HPN_BUILD/sshd" -t -f "\`sshd_conf "$bad"\`" 2>&1`; then
@@ -150,20 +159,22 @@ lines() {
 	expr `wc -l <"$1"` + 1
 }
 
-# peer_cap NAME LOG FROM-LINE KIND BASE [MAX]: the caps logged at debug2
-# for a KIND (stock or patched) peer,
-#   "KIND peer: window cap C = B + rate R B/s * min_rtt T us (max M)",
-# each of which must add up (C = min(B + R * T / 10^6, M)), with B = BASE,
-# M = MAX (default WINDOW_MAX, our HPNBufferSize) and C <= M, R within the
-# link's rate (10% slack for sampling) and T within the round trips lfn_up
-# accepts; at least one R must be above zero (the cap grew as the link
-# proved its rate).  Sets CAP to the largest cap.
-peer_cap() {
+# peer_budget NAME LOG FROM-LINE KIND BASE [MAX]: the window budgets
+# logged at debug2 for a KIND (stock or patched) peer (lib.sh's
+# budget_lines), each of which must add up (budget_problem), with headroom
+# BASE (at least) and HPNBufferSize MAX (default WINDOW_MAX), the rate
+# within the link's (10% slack for sampling) and the round trip within
+# what lfn_up accepts; at least one rate must be above zero (the budget
+# grew as the link proved its rate) unless the need reached MAX at once,
+# and no window growth may leave the
+# windows' sum above the budget.  Sets CAP to the largest budget.
+peer_budget() {
 	_max=${6:-$WINDOW_MAX}
-	_caps=`cap_lines "$2" $3 $4`
+	_caps=`budget_lines "$2" $3 $4`
 	CAP=0
+	NEED=0
 	if [ -z "$_caps" ]; then
-		fail "$1" "no $4-peer cap with rate and round trip logged"
+		fail "$1" "no $4-peer budget with rate and round trip logged"
 		return
 	fi
 	_ratemax=`expr $LFN_MBIT \* 125000 \* 11 / 10`
@@ -171,8 +182,9 @@ peer_cap() {
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
 		_moved=0
-		while read _c _b _r _t _m; do
-			_p=$(cap_problem $_c $_b $_r $_t $_m $5 $_max)
+		while read _b _n _i _k _pr _h _r _t _s _m; do
+			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
+			    $_s $_m $5 $_max)
 			if [ -n "$_p" ]; then
 				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
@@ -180,31 +192,35 @@ peer_cap() {
 			elif [ $_t -lt $_rttlo ] || [ $_t -gt $_rtthi ]; then
 				echo "min_rtt $_t us, link $LFN_RTT_MS ms"
 			fi
-			[ $_r -eq 0 ] || _moved=1
+			[ $_r -eq 0 ] && [ $_n -lt $_max ] || _moved=1
 		done
-		[ $_moved = 1 ] || echo "no cap with a rate above 0"
+		[ $_moved = 1 ] || echo "no budget with a rate above 0" \
+		    "or at HPNBufferSize"
 	} | head -n 1`
+	[ -n "$_why" ] || _why=`window_sums "$2" $3`
 	CAP=`printf '%s\n' "$_caps" | cut -d' ' -f1 | sort -n | tail -n 1`
+	NEED=`printf '%s\n' "$_caps" | cut -d' ' -f2 | sort -n | tail -n 1`
 	if [ -n "$_why" ]; then
 		fail "$1" "$_why"
 	else
 		pass "$1"
-		echo "# $1: `printf '%s\n' "$_caps" | wc -l` caps logged," \
+		echo "# $1: `printf '%s\n' "$_caps" | wc -l` budgets logged," \
 		    "largest $CAP: `printf '%s\n' "$_caps" |
-		    sort -n | tail -n 1 | awk '{ print $2 " + " $3 " B/s * " \
-		    $4 " us" }'`"
+		    sort -n | tail -n 1 | awk '{ print "need " $2 " = " $5 \
+		    " + " $6 " (" $7 " B/s * " $8 " us, rcv_space " $9 "), " \
+		    $4 " idle" }'`"
 	fi
 }
 
-# fixed_cap NAME LOG KIND CAP: LOG has KIND's fixed cap CAP (no TCP_INFO)
-# and no rate-based one, and the window grew to exactly CAP.
-fixed_cap() {
+# fixed_budget NAME LOG KIND NEED: LOG has KIND's fixed need NEED (no
+# TCP_INFO) and no rate-based budget, and the window grew to exactly NEED.
+fixed_budget() {
 	_w=`max_window "$2" 1`
-	if ! grep -q "$3 peer: window cap $4, fixed (no TCP_INFO)" "$2"; then
-		fail "$1" "no fixed cap $4 logged: `grep "peer: window cap" \
+	if ! grep -q "$3 peer: window budget [0-9]* = need $4 + [0-9]* for [0-9]* idle channels; need fixed (no TCP_INFO)" "$2"; then
+		fail "$1" "no fixed need $4 logged: `grep "peer: window budget" \
 		    "$2" | head -n 1`"
-	elif grep -q "peer: window cap [0-9]* = " "$2"; then
-		fail "$1" "a rate-based cap without a socket"
+	elif grep -q "peer: window budget .*need = per_rtt" "$2"; then
+		fail "$1" "a rate-based budget without a socket"
 	elif [ "${_w:-0}" -ne $4 ]; then
 		fail "$1" "window grew to ${_w:-nothing}, not to $4"
 	else
@@ -228,17 +244,17 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same session-upload "$TESTDIR/up"
-	peer_cap session-upload-cap "$SSHD_LOG" $from patched $PATCHED_BASE
-	grew session-upload-window "$SSHD_LOG" $from $CAP
+	peer_budget session-upload-budget "$SSHD_LOG" $from patched $PATCHED_BASE
+	grew session-upload-window "$SSHD_LOG" $from $NEED
 else
 	fail session-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.log" -F "$SSH_CONFIG" hpntest \
     "cat $DATA" >"$TESTDIR/down"; then
 	same session-download "$TESTDIR/down"
-	peer_cap session-download-cap "$TESTDIR/down.log" 1 patched \
+	peer_budget session-download-budget "$TESTDIR/down.log" 1 patched \
 	    $PATCHED_BASE
-	grew session-download-window "$TESTDIR/down.log" 1 $CAP
+	grew session-download-window "$TESTDIR/down.log" 1 $NEED
 else
 	fail session-download "ssh failed: `tail -n 1 "$TESTDIR/down.log"`"
 fi
@@ -265,8 +281,8 @@ done
 if lfn_a "$TESTDIR/lfnperf" -c 127.0.0.1 5302 "@$DATA" >/dev/null; then
 	wait $SINK
 	same forward-L "$TESTDIR/fwd"
-	peer_cap forward-L-cap "$SSHD_LOG" $from patched $PATCHED_BASE
-	grew forward-L-window "$SSHD_LOG" $from $CAP
+	peer_budget forward-L-budget "$SSHD_LOG" $from patched $PATCHED_BASE
+	grew forward-L-window "$SSHD_LOG" $from $NEED
 else
 	fail forward-L "transfer through -L failed: `tail -n 1 \
 	    "$TESTDIR/fwd.err"`"
@@ -290,8 +306,8 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same mux-upload "$TESTDIR/up"
-	peer_cap mux-upload-cap "$SSHD_LOG" $from patched $PATCHED_BASE
-	grew mux-upload-window "$SSHD_LOG" $from $CAP
+	peer_budget mux-upload-budget "$SSHD_LOG" $from patched $PATCHED_BASE
+	grew mux-upload-window "$SSHD_LOG" $from $NEED
 else
 	fail mux-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -300,9 +316,9 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat $DATA" \
     >"$TESTDIR/down" 2>"$TESTDIR/err"; then
 	same mux-download "$TESTDIR/down"
 	# The master's caps since it started: the highest may come first.
-	peer_cap mux-download-cap "$TESTDIR/master.log" 1 patched \
+	peer_budget mux-download-budget "$TESTDIR/master.log" 1 patched \
 	    $PATCHED_BASE
-	grew mux-download-window "$TESTDIR/master.log" $mfrom $CAP
+	grew mux-download-window "$TESTDIR/master.log" $mfrom $NEED
 else
 	fail mux-download "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -315,8 +331,8 @@ from=`lines "$SSHD_LOG"`
 if lfn_a "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same stock-upload "$TESTDIR/up"
-	peer_cap stock-upload-cap "$SSHD_LOG" $from stock $STOCK_PEER_MAX
-	grew stock-upload-window "$SSHD_LOG" $from $CAP
+	peer_budget stock-upload-budget "$SSHD_LOG" $from stock $STOCK_PEER_MAX
+	grew stock-upload-window "$SSHD_LOG" $from $NEED
 else
 	fail stock-upload "stock ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -329,10 +345,10 @@ lfn_start_sshd small hpn "LogLevel DEBUG2" "HPNBufferSize 8200"
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same small-upload "$TESTDIR/up"
-	peer_cap small-upload-cap "$SSHD_LOG" 1 patched $PATCHED_BASE \
+	peer_budget small-upload-budget "$SSHD_LOG" 1 patched $PATCHED_BASE \
 	    $SMALL_MAX
-	if [ $CAP -ne $SMALL_MAX ]; then
-		fail small-upload-max "largest cap $CAP, not $SMALL_MAX"
+	if [ $NEED -ne $SMALL_MAX ]; then
+		fail small-upload-max "largest need $NEED, not $SMALL_MAX"
 	else
 		pass small-upload-max
 	fi
@@ -365,9 +381,9 @@ lfn_start_sshd stock stock
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.stock.log" -F "$SSH_CONFIG" \
     hpntest "cat $DATA" >"$TESTDIR/down"; then
 	same stock-download "$TESTDIR/down"
-	peer_cap stock-download-cap "$TESTDIR/down.stock.log" 1 stock \
+	peer_budget stock-download-budget "$TESTDIR/down.stock.log" 1 stock \
 	    $STOCK_PEER_MAX
-	grew stock-download-window "$TESTDIR/down.stock.log" 1 $CAP
+	grew stock-download-window "$TESTDIR/down.stock.log" 1 $NEED
 else
 	fail stock-download "ssh failed: `tail -n 1 "$TESTDIR/down.stock.log"`"
 fi
@@ -387,7 +403,7 @@ proxy_download() {
 	    -o TcpRcvBufPoll=no -o "ProxyCommand $PROXY" hpntest \
 	    "cat $DATA" >"$TESTDIR/down"; then
 		same "$1" "$TESTDIR/down"
-		fixed_cap "$1-cap" "$_log" "$2" "$3"
+		fixed_budget "$1-budget" "$_log" "$2" "$3"
 	else
 		fail "$1" "ssh failed: `tail -n 1 "$_log"`"
 	fi
@@ -402,5 +418,132 @@ stop_sshd
 # as before the cap; with TcpRcvBufPoll=no it goes straight to 32 MiB.
 lfn_start_sshd hpn2 hpn
 proxy_download patched-proxy-download patched $WINDOW_MAX
+stop_sshd
+
+# The kernel's limit: with B's net.ipv4.tcp_rmem maximum at 1 MiB, the
+# TCP receive buffer, not the budget, holds the window, and sshd says so
+# at debug1, once.
+lfn_b sysctl -q -w net.ipv4.tcp_rmem="4096 131072 1048576"
+lfn_start_sshd rmem hpn "LogLevel DEBUG1"
+if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
+    2>"$TESTDIR/err"; then
+	same rmem-upload "$TESTDIR/up"
+	_n=`grep -c "window held at [0-9]* by the TCP receive buffer's limit, net.ipv4.tcp_rmem maximum 1048576" "$SSHD_LOG"`
+	if [ "$_n" = 1 ]; then
+		pass rmem-limit-logged
+	else
+		fail rmem-limit-logged "$_n lines about the TCP receive buffer's limit, not 1"
+	fi
+else
+	fail rmem-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+stop_sshd
+lfn_b sysctl -q -w net.ipv4.tcp_rmem="4096 131072 268435456"
+
+# --- A long round trip: 1 Gbit/s at 600 ms, a bandwidth-delay product of
+# 75 MB (the window 10 Gbit/s needs at 60 ms).
+lfn_down
+LFN_MBIT=1000
+LFN_RTT_MS=600
+lfn_up $LFN_MBIT $LFN_RTT_MS
+rm -f "$DATA"
+DATA=`make_data ${HPN_WINDOW_LONG_BYTES:-268435456}`
+OLD_MAX=33554432		# the largest window before the budget
+
+# One upload: the window grows past the old 32 MiB limit, within the
+# budget, whose parts add up.
+lfn_start_sshd long hpn "LogLevel DEBUG2" "MaxSessions 20"
+if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
+    2>"$TESTDIR/err"; then
+	same long-upload "$TESTDIR/up"
+	peer_budget long-upload-budget "$SSHD_LOG" 1 patched $PATCHED_BASE
+	grew long-upload-window "$SSHD_LOG" 1 $NEED
+	_w=`max_window "$SSHD_LOG" 1`
+	if [ "${_w:-0}" -gt $OLD_MAX ]; then
+		pass long-upload-past-32M
+	else
+		fail long-upload-past-32M "window grew to ${_w:-nothing}, not past $OLD_MAX"
+	fi
+else
+	fail long-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+
+# sshd_hwm: the largest peak RSS (VmHWM, KiB) of sshd's sessions.
+sshd_hwm() {
+	for _p in `descendants $SSHD_PID`; do
+		sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
+		    "/proc/$_p/status" 2>/dev/null
+	done | sort -n | tail -n 1
+}
+
+# Sixteen channels on one ControlMaster: one whose command never reads
+# its input (fed from /dev/zero), fourteen idle, and one upload.  Only
+# the upload's window grows; no growth leaves the sum of the windows
+# above the budget.
+CTL="$TESTDIR/ctl16"
+ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N hpntest \
+    2>"$TESTDIR/m16.err" &
+MASTER=$!
+hpn_track_pid $MASTER
+wait_until 20 test -S "$CTL" || fail mux16-master "no control socket"
+from=`lines "$SSHD_LOG"`
+lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" </dev/zero \
+    >/dev/null 2>&1 &
+STALL=$!
+hpn_track_pid $STALL
+# sshd numbers the connection's channels from 0: the stalled one first.
+wait_until 20 grep -q "channel 0: new session" "$SSHD_LOG" ||
+    fail mux16-stalled "its channel did not open"
+IDLE=""
+i=0
+while [ $i -lt 14 ]; do
+	lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" \
+	    </dev/null >/dev/null 2>&1 &
+	IDLE="$IDLE $!"
+	hpn_track_pid $!
+	i=`expr $i + 1`
+done
+sessions_open() {
+	test "`tail -n +$from "$SSHD_LOG" |
+	    grep -c 'channel [0-9]*: new session'`" -ge $1
+}
+wait_until 30 sessions_open 15 ||
+    fail mux16-idle "not all idle channels opened"
+hwm0=`sshd_hwm`
+if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
+    <"$DATA" 2>"$TESTDIR/err"; then
+	same mux16-upload "$TESTDIR/up"
+	if tail -n +$from "$SSHD_LOG" | grep -q "Accepted "; then
+		fail mux16-one-connection "a session did not go through the master"
+	else
+		pass mux16-one-connection
+	fi
+	grows=`tail -n +$from "$SSHD_LOG" |
+	    sed -n 's/.*channel \([0-9]*\): window [0-9]* grows to.*/\1/p' |
+	    sort -u`
+	if [ -z "$grows" ]; then
+		fail mux16-busy-grows "no window grew"
+	elif [ "`echo $grows | wc -w`" -ne 1 ] || [ "$grows" = 0 ]; then
+		fail mux16-only-busy-grows "windows of channels `echo $grows` grew"
+	else
+		pass mux16-only-busy-grows
+		echo "# mux16: only channel $grows grew, to" \
+		    "`max_window "$SSHD_LOG" $from`"
+	fi
+	if _why=`window_sums "$SSHD_LOG" $from` && [ -z "$_why" ]; then
+		pass mux16-sum-in-budget
+	else
+		fail mux16-sum-in-budget "$_why"
+	fi
+	echo "# mux16: sshd-session peak RSS `sshd_hwm` KiB" \
+	    "(before the upload: $hwm0 KiB)"
+else
+	fail mux16-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+for p in $STALL $IDLE; do
+	kill $p 2>/dev/null
+done
+lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
+wait $MASTER 2>/dev/null
 stop_sshd
 exit 0
