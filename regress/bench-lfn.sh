@@ -3,27 +3,32 @@
 # bench-lfn.sh: throughput on an emulated long fat network (make bench-lfn;
 # not part of make check).  Needs root (network namespaces, regress/lfn.sh).
 #
-# For each link (default "1000:100 100:50", Mbit/s:RTT-ms, override with
-# BENCH_LINKS) it measures raw TCP goodput for BENCH_RAW_BYTES (1 GiB) with
-# regress/lfnperf.c, then for stock->stock, patched->patched, stock->patched
-# (upload into our sshd) and patched<-stock (download by our ssh from a
-# stock sshd): ssh 'cat >/dev/null' fed from a file and from a pipe, scp
-# and sftp, each moving BENCH_BYTES (default 1 GiB; BENCH_BYTES_<MBIT>
-# overrides per link).  It prints data-phase MB/s (elapsed time minus the
-# same command's time for an empty transfer), % of raw TCP, and CPU seconds
-# per GiB of client and server (sshd's children, from /proc).
-# BENCH_PAIRS (default "stock->stock patched->patched stock->patched
-# patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp sftp")
-# select rows.  With BENCH_RUNS=N (default 1) each row is measured N times
-# in a row and shows the medians, with the lowest and highest % of raw TCP.
+# For each link (default "1000:100 100:50 1000:600 1000:1000",
+# Mbit/s:RTT-ms, override with BENCH_LINKS) it measures raw TCP goodput
+# with regress/lfnperf.c, then for stock->stock, patched->patched,
+# stock->patched (upload into our sshd) and patched<-stock (download by
+# our ssh from a stock sshd): ssh 'cat >/dev/null' fed from a file and
+# from a pipe, scp and sftp, each moving BENCH_BYTES (default 1 GiB, and
+# 2 GiB on links of 600 ms or more; BENCH_BYTES_<MBIT>_<RTT> or
+# BENCH_BYTES_<MBIT> override per link; raw TCP moves as much, or
+# BENCH_RAW_BYTES).  It prints data-phase MB/s (elapsed time minus the
+# same command's time for an empty transfer), % of raw TCP, CPU seconds
+# per GiB of client and server (sshd's children, from /proc) and the peak
+# RSS of each (the client's from time(1), the server's the largest VmHWM
+# of sshd's sessions, sampled every half second).  On links of 600 ms or
+# more, one more patched->patched upload with sshd at LogLevel DEBUG2
+# shows the largest window and the budget it grew in, beside sshd's peak
+# RSS.  BENCH_PAIRS (default "stock->stock patched->patched stock->patched
+# patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp
+# sftp"; "ssh-file" alone on links of 600 ms or more) select rows.  With
+# BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
+# the medians, with the lowest and highest % of raw TCP.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
 
-LINKS=${BENCH_LINKS:-"1000:100 100:50"}
+LINKS=${BENCH_LINKS:-"1000:100 100:50 1000:600 1000:1000"}
 PAIRS=${BENCH_PAIRS:-"stock->stock patched->patched stock->patched patched<-stock"}
-METHODS=${BENCH_METHODS:-"ssh-file ssh-pipe scp sftp"}
-RAW_BYTES=${BENCH_RAW_BYTES:-1073741824}
 RUNS=${BENCH_RUNS:-1}
 case "$RUNS" in
 ''|*[!0-9]*|0)	echo "bench-lfn: BENCH_RUNS must be a positive number, not '$RUNS'" >&2
@@ -55,22 +60,47 @@ link_cpu() {
 	    "/proc/$LFN_LINK_PID/stat"
 }
 
-# run CLIENT-CPU-FILE CMD...: runs CMD in A under time(1); sets ELAPSED,
-# CCPU (client) and SCPU (server).
+# hwm_start / hwm_stop: SRSS, the largest VmHWM (KiB) of sshd's sessions
+# while a transfer runs, sampled every half second (VmHWM only grows).
+hwm_start() {
+	: >"$TESTDIR/hwm"
+	( while :; do
+		for _p in `descendants $SSHD_PID`; do
+			sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
+			    "/proc/$_p/status" 2>/dev/null
+		done >>"$TESTDIR/hwm"
+		sleep 0.5
+	done ) &
+	HWM_PID=$!
+	hpn_track_pid $HWM_PID
+}
+hwm_stop() {
+	kill $HWM_PID 2>/dev/null
+	wait $HWM_PID 2>/dev/null
+	SRSS=`sort -n "$TESTDIR/hwm" | tail -n 1`
+	SRSS=${SRSS:-0}
+}
+
+# run CMD: runs CMD in A under time(1); sets ELAPSED, CCPU and CRSS
+# (client: CPU seconds, peak RSS in KiB) and SCPU and SRSS (server).
 run() {
 	_s0=`sshd_cpu`
+	hwm_start
 	if [ -x $TIME ]; then
-		ip netns exec "$LFN_A" $TIME -o "$TESTDIR/time" -f "%e %U %S" \
+		ip netns exec "$LFN_A" $TIME -o "$TESTDIR/time" -f "%e %U %S %M" \
 		    sh -c "$1" </dev/null >/dev/null 2>"$TESTDIR/run.err" ||
 		    echo "bench-lfn: failed: $1: `tail -n 1 "$TESTDIR/run.err"`" >&2
 		ELAPSED=`tail -n 1 "$TESTDIR/time" | cut -d' ' -f1`
 		CCPU=`tail -n 1 "$TESTDIR/time" | awk '{ print $2 + $3 }'`
+		CRSS=`tail -n 1 "$TESTDIR/time" | cut -d' ' -f4`
 	else
 		_t0=`date +%s.%N`
 		ip netns exec "$LFN_A" sh -c "$1" </dev/null >/dev/null 2>&1
 		ELAPSED=`echo "\`date +%s.%N\` - $_t0" | bc`
 		CCPU=
+		CRSS=
 	fi
+	hwm_stop
 	# Let sshd reap the session before reading its children's time.
 	sleep 1
 	SCPU=`echo "\`sshd_cpu\` - $_s0" | bc`
@@ -112,24 +142,28 @@ bench_pair() {
 			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
 			_setup=$ELAPSED
 			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
-			echo "$ELAPSED $_setup ${CCPU:--} $SCPU" >>"$TESTDIR/runs"
+			echo "$ELAPSED $_setup ${CCPU:--} $SCPU ${CRSS:--} $SRSS" \
+			    >>"$TESTDIR/runs"
 			_r=`expr $_r + 1`
 		done
-		# One line per run: MB/s, client and server s/GiB; then the
-		# medians (the lower middle value of an even count).
+		# One line per run: MB/s, client and server s/GiB and peak
+		# RSS in MiB; then the medians (the lower middle value of an
+		# even count).
 		awk -v b="$BYTES" -v gib=$GIB '{
 			d = $1 - $2; if (d <= 0) d = $1
 			print b / d / 1e6, $3 == "-" ? "-" : $3 * gib / b,
-			    $4 * gib / b
+			    $4 * gib / b, $5 == "-" ? "-" : $5 / 1024, $6 / 1024
 		}' "$TESTDIR/runs" >"$TESTDIR/rates"
 		_lo=`sort -g "$TESTDIR/rates" | head -n 1 | cut -d' ' -f1`
 		_hi=`sort -g "$TESTDIR/rates" | tail -n 1 | cut -d' ' -f1`
 		awk -v l="$_label" -v m="$_m" -v mbs="`median 1`" \
 		    -v cc="`median 2`" -v sc="`median 3`" -v raw="$RAW" \
+		    -v cr="`median 4`" -v sr="`median 5`" \
 		    -v lo="$_lo" -v hi="$_hi" -v runs=$RUNS 'BEGIN {
 			cc = cc == "-" ? "-" : sprintf("%.2f", cc)
-			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f", l, m, mbs,
-			    100 * mbs / raw, cc, sc
+			cr = cr == "-" ? "-" : sprintf("%.0f", cr)
+			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f %7s %7.0f", l,
+			    m, mbs, 100 * mbs / raw, cc, sc, cr, sr
 			if (runs > 1)
 				printf "   %3.0f-%.0f%%", 100 * lo / raw,
 				    100 * hi / raw
@@ -139,12 +173,36 @@ bench_pair() {
 	stop_sshd
 }
 
+# window_row: one patched->patched upload with sshd at LogLevel DEBUG2:
+# the largest window, the largest budget need and sshd's peak RSS.
+window_row() {
+	lfn_start_sshd bwin hpn "LogLevel DEBUG2"
+	run "`cmd up ssh-file $HPN_BUILD/ssh - - $DATA`"
+	_w=`sed -n 's/.*: window [0-9]* grows to \([0-9]*\).*/\1/p' \
+	    "$SSHD_LOG" | sort -n | tail -n 1`
+	_n=`sed -n 's/.*window budget [0-9]* = need \([0-9]*\) .*/\1/p' \
+	    "$SSHD_LOG" | sort -n | tail -n 1`
+	echo "window (patched->patched ssh-file, sshd at debug2): largest" \
+	    "${_w:-?} bytes, budget need up to ${_n:-?}; sshd-session peak" \
+	    "RSS `expr $SRSS / 1024` MiB; `echo "$BYTES $ELAPSED" |
+	    awk '{ printf "%.1f", $1 / $2 / 1e6 }'` MB/s (with setup)"
+	stop_sshd
+}
+
 EMPTY="$TESTDIR/empty"
 : >"$EMPTY"
 for link in $LINKS; do
 	mbit=${link%:*}
 	rtt=${link#*:}
-	eval "BYTES=\${BENCH_BYTES_$mbit:-\${BENCH_BYTES:-$GIB}}"
+	if [ $rtt -ge 600 ]; then
+		_bytes=`expr 2 \* $GIB`
+		METHODS=${BENCH_METHODS:-"ssh-file"}
+	else
+		_bytes=$GIB
+		METHODS=${BENCH_METHODS:-"ssh-file ssh-pipe scp sftp"}
+	fi
+	eval "BYTES=\${BENCH_BYTES_${mbit}_$rtt:-\${BENCH_BYTES_$mbit:-\${BENCH_BYTES:-$_bytes}}}"
+	RAW_BYTES=${BENCH_RAW_BYTES:-$BYTES}
 	DATA=`make_data $BYTES`
 	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
 	_l0=`link_cpu`
@@ -158,8 +216,8 @@ for link in $LINKS; do
 	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
 	    '{ printf "%.2f", ($1 - $2) * g / b }'` s/GiB"
 	[ $RUNS -eq 1 ] || echo "each row: medians of $RUNS runs; last column: lowest-highest % of raw TCP"
-	printf "%-18s %-9s %8s %7s %9s %9s" pair method "MB/s" "raw" \
-	    "cli s/GiB" "srv s/GiB"
+	printf "%-18s %-9s %8s %7s %9s %9s %7s %7s" pair method "MB/s" "raw" \
+	    "cli s/GiB" "srv s/GiB" "cli MiB" "srv MiB"
 	[ $RUNS -eq 1 ] && echo || printf "   %s\n" "runs"
 	for pair in $PAIRS; do
 		case "$pair" in
@@ -170,6 +228,9 @@ for link in $LINKS; do
 		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
 		esac
 	done
+	case " $PAIRS " in
+	*" patched->patched "*)	[ $rtt -lt 600 ] || window_row ;;
+	esac
 	lfn_down
 	sed -n 's/^tunlink: a->b/# link counters: a->b/p' "$TESTDIR/tunlink.log" 2>/dev/null
 	rm -f "$DATA" "$TESTDIR/tunlink.log"
