@@ -486,6 +486,14 @@ ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N hpntest \
 MASTER=$!
 hpn_track_pid $MASTER
 wait_until 20 test -S "$CTL" || fail mux16-master "no control socket"
+# First the upload alone, for sshd-session's peak RSS with one channel.
+SMALL=`make_data 67108864`
+if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
+    <"$SMALL" 2>"$TESTDIR/err"; then
+	hwm1=`sshd_hwm`
+else
+	fail mux16-alone "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
 from=`lines "$SSHD_LOG"`
 lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" </dev/zero \
     >/dev/null 2>&1 &
@@ -535,8 +543,9 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
 	else
 		fail mux16-sum-in-budget "$_why"
 	fi
-	echo "# mux16: sshd-session peak RSS `sshd_hwm` KiB" \
-	    "(before the upload: $hwm0 KiB)"
+	echo "# mux16: sshd-session peak RSS `sshd_hwm` KiB with 16" \
+	    "channels ($hwm0 KiB before their upload; ${hwm1:-?} KiB" \
+	    "after a 64 MiB upload alone)"
 else
 	fail mux16-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
