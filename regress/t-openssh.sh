@@ -4,9 +4,9 @@
 # tests, every t-exec test, the interop tests (PuTTY, Dropbear, Conch),
 # the extra tests and the unit tests, each run and counted on its own.
 #
-# A test that skips must be listed, with its reason, in
-# regress/openssh-skips; one that newly skips fails, as does one that
-# fails.  Usage: t-openssh.sh [TEST...] (default: all of them).
+# A test that skips must be listed, with its reason, for the tree's
+# release in regress/openssh-skips; one that newly skips fails, as does
+# one that fails.  Usage: t-openssh.sh [TEST...] (default: all of them).
 # OPENSSH_TREE selects another built tree (e.g. build/stock).
 
 . "`dirname "$0"`/lib.sh"
@@ -17,6 +17,10 @@ LOGDIR="${OPENSSH_REGRESS_LOGS:-$HPN_TOP/build/regress-logs}"
 mkdir -p "$LOGDIR" || die "cannot make $LOGDIR"
 
 [ -f "$TREE/Makefile" ] || die "no built OpenSSH tree at $TREE"
+# The tree's release: its stamp (patched or unpacked), else the one
+# under test.
+REL=`cat "$TREE/.hpn-patched" "$TREE/.hpn-unpacked" 2>/dev/null | head -n 1`
+[ -n "$REL" ] || REL="$HPN_OPENSSH"
 
 # Names from the suite's own Makefile, so we never drift from it.
 listvar() {
@@ -30,8 +34,13 @@ if ! make -s -C "$TREE" regress-prep regress-binaries \
 	die "building OpenSSH's regress binaries failed"
 fi
 
+# expected_skip TEST: listed for $REL (the second column of
+# regress/openssh-skips is a comma-separated list of releases).
 expected_skip() {
-	grep -q "^$1[ 	]" "$SKIPS" 2>/dev/null
+	sed -e 's/#.*//' "$SKIPS" 2>/dev/null | awk -v t="$1" -v r="$REL" '
+	    $1 == t { n = split($2, a, ","); for (i = 1; i <= n; i++)
+		if (a[i] == r) found = 1 }
+	    END { exit !found }'
 }
 
 # run_one KIND NAME: KIND is the top-level make target, NAME the test.
@@ -56,9 +65,9 @@ run_one() {
 		    "$_log" | tail -n 1`"
 	elif [ -n "$_why" ]; then
 		if expected_skip "$_t"; then
-			skip "$_t" "$_why (expected, see regress/openssh-skips)"
+			skip "$_t" "$_why (expected for $REL, see regress/openssh-skips)"
 		else
-			fail "$_t" "newly skipped: $_why"
+			fail "$_t" "newly skipped on $REL: $_why"
 		fi
 	else
 		pass "$_t"
