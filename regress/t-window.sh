@@ -441,7 +441,12 @@ stop_sshd
 lfn_b sysctl -q -w net.ipv4.tcp_rmem="4096 131072 268435456"
 
 # --- A long round trip: 1 Gbit/s at 600 ms, a bandwidth-delay product of
-# 75 MB (the window 10 Gbit/s needs at 60 ms).
+# 75 MB (the window 10 Gbit/s needs at 60 ms).  HPN_WINDOW_LONG=no (make
+# check-releases, for the releases other than the configured one) stops
+# before it: the short window checks only.
+if [ "${HPN_WINDOW_LONG:-yes}" = no ]; then
+	exit 0
+fi
 lfn_down
 LFN_MBIT=1000
 LFN_RTT_MS=600
