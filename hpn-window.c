@@ -241,15 +241,13 @@ rate_sample_before(struct hpn_window *hw, double t)
  * therefore the lower of the rates over the last two spans of at least
  * HPN_RATE_SPAN_MSEC: the span with the stall before the repair counts
  * less than arrived.  Called at most every HPN_POLL_MSEC; each call takes
- * a sample.  Also sets *spacep to TCP's own measure of what the connection
- * delivers in a round trip (tcpi_rcv_space, the most the application read
- * in one round trip, which the kernel sizes the receive buffer from): it
- * follows a growing window one round trip behind, where the rate lags by
- * two spans.
+ * a sample.  (TCP's own per-round-trip measure, tcpi_rcv_space, is not
+ * used: it is the most the application read in one round trip, which a
+ * burst of reads after a stall inflates far past what the path carries.)
  */
 static int
 hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
-    u_int64_t *ratep, u_int *rttp, u_int *spacep)
+    u_int64_t *ratep, u_int *rttp)
 {
 #ifdef HPN_HAVE_TCP_INFO
 	struct tcp_info ti;
@@ -283,7 +281,6 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 	hw->nrate++;
 	*ratep = rate;
 	*rttp = ti.tcpi_min_rtt;
-	*spacep = ti.tcpi_rcv_space;
 	return 0;
 #else
 	return -1;
@@ -306,7 +303,7 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
  * HPNBufferSize, plus a stock window for each counted channel that is not
  * busy, and never less than a stock window per counted channel.  The need
  * is what the connection carries in a round trip (per_rtt: the receive
- * rate times the minimum round trip, or TCP's tcpi_rcv_space if more) plus
+ * rate times the minimum round trip) plus
  * headroom: half of per_rtt for a patched peer, and at least
  * HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX for a stock peer (hpn-window.h).
  * Each new highest budget or need is logged at debug2 with its parts.
@@ -315,7 +312,7 @@ static void
 hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 {
 	u_int64_t rate, rt, head, need, budget, idle;
-	u_int i, rtt, space, base;
+	u_int i, rtt, base;
 	const char *peer, *why = NULL;
 
 	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
@@ -330,13 +327,11 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	}
 	idle = (u_int64_t)(hw->ncounted - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
 	rate = rt = head = 0;
-	rtt = space = 0;
-	switch (hpn_path_sample(ssh, hw, now, &rate, &rtt, &space)) {
+	rtt = 0;
+	switch (hpn_path_sample(ssh, hw, now, &rate, &rtt)) {
 	case 0:
 		hw->rtt = rtt;
 		rt = rate * rtt / 1000000;
-		if (rt < space)
-			rt = space;
 		/* A stock sender's buffer limits its headroom (see .h). */
 		head = hw->peer_patched && rt / 2 > base ? rt / 2 : base;
 		need = rt + head;
@@ -372,11 +367,10 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	}
 	debug2_f("%s peer: window budget %u = need %llu + %llu for %u idle "
 	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
-	    "max(rate %llu B/s * min_rtt %u us, rcv_space %u) (max %u)", peer,
-	    hw->budget, (unsigned long long)need, (unsigned long long)idle,
+	    "rate %llu B/s * min_rtt %u us (max %u)", peer, hw->budget,
+	    (unsigned long long)need, (unsigned long long)idle,
 	    hw->ncounted - hw->nbusy, (unsigned long long)rt,
-	    (unsigned long long)head, (unsigned long long)rate, rtt, space,
-	    hw->max);
+	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max);
 }
 
 /* Polls the connection's receive buffer and path; sets the budget. */

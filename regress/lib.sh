@@ -333,33 +333,32 @@ stop_sshd() {
 # budget_lines LOG FROM-LINE KIND: the rate-based window budgets logged
 # at debug2 for a KIND (stock or patched) peer from FROM-LINE of LOG,
 #   "KIND peer: window budget B = need N + I for K idle channels;
-#    need = per_rtt P + headroom H; per_rtt = max(rate R B/s *
-#    min_rtt T us, rcv_space S) (max M)",
-# one "B N I K P H R T S M" line each.
+#    need = per_rtt P + headroom H; per_rtt = rate R B/s * min_rtt T us
+#    (max M)",
+# one "B N I K P H R T M" line each.
 budget_lines() {
 	tail -n +$2 "$1" | sed -n "s/.*$3 peer: window budget \([0-9]* = need \
-.*; need = per_rtt .*; per_rtt = max(rate .*(max [0-9]*)\).*/\1/p" |
-	    tr -cs '0-9\n' ' ' | awk 'NF == 10 { $1 = $1; print }'
+.*; need = per_rtt .*; per_rtt = rate .*(max [0-9]*)\).*/\1/p" |
+	    tr -cs '0-9\n' ' ' | awk 'NF == 9 { $1 = $1; print }'
 }
 
-# budget_problem B N I K P H R T S M BASE MAX: prints what is wrong with
-# one line of budget_lines, if anything.  M must be MAX; per_rtt P is the
-# larger of R * T / 10^6 and S; the headroom H is BASE, or for a patched
-# peer (BASE 8 MiB) P / 2 if that is more; the need N = min(P + H, M); I is K
-# stock windows (2 MiB); the budget B is at least N + I (more only to give
-# each channel a stock window).
+# budget_problem B N I K P H R T M BASE MAX: prints what is wrong with one
+# line of budget_lines, if anything.  M must be MAX; per_rtt P is
+# R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
+# 8 MiB) P / 2 if that is more; the need N = min(P + H, M); I is K stock
+# windows (2 MiB); the budget B is at least N + I (more only to give each
+# channel a stock window).
 budget_problem() {
 	_rt=$(( $7 * $8 / 1000000 ))
-	[ $_rt -ge $9 ] || _rt=$9
-	_head=${11}
-	[ ${11} -ne 8388608 ] || [ $(( _rt / 2 )) -le ${11} ] ||
+	_head=${10}
+	[ ${10} -ne 8388608 ] || [ $(( _rt / 2 )) -le ${10} ] ||
 	    _head=$(( _rt / 2 ))
 	_need=$(( _rt + _head ))
-	[ $_need -le ${10} ] || _need=${10}
-	if [ ${10} -ne ${12} ]; then
-		echo "max ${10}, not ${12}"
+	[ $_need -le $9 ] || _need=$9
+	if [ $9 -ne ${11} ]; then
+		echo "max $9, not ${11}"
 	elif [ $5 -ne $_rt ]; then
-		echo "per_rtt $5, not max($7 B/s * $8 us, $9) = $_rt"
+		echo "per_rtt $5, not $7 B/s * $8 us = $_rt"
 	elif [ $6 -ne $_head ]; then
 		echo "headroom $6, not $_head"
 	elif [ $2 -ne $_need ]; then

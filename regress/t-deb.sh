@@ -206,9 +206,9 @@ fi
 # (256 MiB).
 _why=`budget_lines "$TESTDIR/log.16M" 1 patched | {
 	_n=0
-	while read _b _nd _i _k _p _h _r _t _s _m; do
+	while read _b _nd _i _k _p _h _r _t _m; do
 		_n=$((_n + 1))
-		budget_problem $_b $_nd $_i $_k $_p $_h $_r $_t $_s $_m \
+		budget_problem $_b $_nd $_i $_k $_p $_h $_r $_t $_m \
 		    8388608 268435456
 	done
 	[ $_n -gt 0 ] || echo "no patched-peer budget logged"

@@ -5,8 +5,7 @@
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
 # window must grow past stock's 2 MiB (from the debug2 log) and stay within
 # the connection's window budget logged at debug2: the data carried in a
-# round trip (receive rate times minimum round trip, or TCP's rcv_space)
-# plus headroom, and a stock window for each idle channel, whose parts
+# round trip (receive rate times minimum round trip) plus headroom, and a stock window for each idle channel, whose parts
 # must add up and fit the link (a rate at most the link's; a round trip
 # near the link's) and which must not pass HPNBufferSize: between patched
 # peers (headroom at least 8 MiB) a session upload and download, a -L
@@ -182,9 +181,9 @@ peer_budget() {
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
 		_moved=0
-		while read _b _n _i _k _pr _h _r _t _s _m; do
+		while read _b _n _i _k _pr _h _r _t _m; do
 			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
-			    $_s $_m $5 $_max)
+			    $_m $5 $_max)
 			if [ -n "$_p" ]; then
 				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
@@ -207,8 +206,7 @@ peer_budget() {
 		echo "# $1: `printf '%s\n' "$_caps" | wc -l` budgets logged," \
 		    "largest $CAP: `printf '%s\n' "$_caps" |
 		    sort -n | tail -n 1 | awk '{ print "need " $2 " = " $5 \
-		    " + " $6 " (" $7 " B/s * " $8 " us, rcv_space " $9 "), " \
-		    $4 " idle" }'`"
+		    " + " $6 " (" $7 " B/s * " $8 " us), " $4 " idle" }'`"
 	fi
 }
 
