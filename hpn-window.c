@@ -97,7 +97,6 @@ struct hpn_window {
 	double starved;		/* when a busy channel last found none left */
 	u_int64_t total;	/* sum of the counted windows */
 	u_int nbusy;		/* busy channels at the last poll */
-	u_int ncounted;		/* counted channels */
 	struct hpn_chan *chan;
 	u_int nchan;
 	struct {
@@ -312,20 +311,21 @@ static void
 hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 {
 	u_int64_t rate, rt, head, need, budget, idle;
-	u_int i, rtt, base;
+	u_int i, n, rtt, base;
 	const char *peer, *why = NULL;
 
 	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
 	base = hw->peer_patched ? HPN_WINDOW_HEADROOM : HPN_WINDOW_STOCK_MAX;
-	hw->nbusy = 0;
+	hw->nbusy = n = 0;
 	for (i = 0; i < hw->nchan; i++) {
 		if (hw->chan[i].win == 0)
 			continue;
+		n++;
 		hw->chan[i].idle = !chan_busy(hw, &hw->chan[i], now);
 		if (!hw->chan[i].idle)
 			hw->nbusy++;
 	}
-	idle = (u_int64_t)(hw->ncounted - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
+	idle = (u_int64_t)(n - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
 	rate = rt = head = 0;
 	rtt = 0;
 	switch (hpn_path_sample(ssh, hw, now, &rate, &rtt)) {
@@ -348,8 +348,8 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	if (need > hw->max)
 		need = hw->max;
 	budget = need + idle;
-	if (budget < (u_int64_t)hw->ncounted * CHAN_SES_WINDOW_DEFAULT)
-		budget = (u_int64_t)hw->ncounted * CHAN_SES_WINDOW_DEFAULT;
+	if (budget < (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT)
+		budget = (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT;
 	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
 	if (hw->budget <= hw->budget_logged && need <= hw->need_logged)
 		return;
@@ -361,7 +361,7 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		debug2_f("%s peer: window budget %u = need %llu + %llu for %u "
 		    "idle channels; need fixed (%s) (max %u)", peer,
 		    hw->budget, (unsigned long long)need,
-		    (unsigned long long)idle, hw->ncounted - hw->nbusy, why,
+		    (unsigned long long)idle, n - hw->nbusy, why,
 		    hw->max);
 		return;
 	}
@@ -369,7 +369,7 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
 	    "rate %llu B/s * min_rtt %u us (max %u)", peer, hw->budget,
 	    (unsigned long long)need, (unsigned long long)idle,
-	    hw->ncounted - hw->nbusy, (unsigned long long)rt,
+	    n - hw->nbusy, (unsigned long long)rt,
 	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max);
 }
 
@@ -415,7 +415,6 @@ chan_entry(struct hpn_window *hw, Channel *c)
 		ch->win = c->local_window_max;
 		ch->consumed = c->local_consumed;
 		hw->total += ch->win;
-		hw->ncounted++;
 	}
 	return ch;
 }
@@ -546,6 +545,5 @@ hpn_window_forget(struct ssh *ssh, Channel *c)
 	if (ch->win == 0)
 		return;
 	hw->total -= ch->win;
-	hw->ncounted--;
 	memset(ch, 0, sizeof(*ch));
 }
