@@ -65,10 +65,7 @@ link_cpu() {
 hwm_start() {
 	: >"$TESTDIR/hwm"
 	( while :; do
-		for _p in `descendants $SSHD_PID`; do
-			sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
-			    "/proc/$_p/status" 2>/dev/null
-		done >>"$TESTDIR/hwm"
+		sessions_hwm >>"$TESTDIR/hwm"
 		sleep 0.5
 	done ) &
 	HWM_PID=$!
@@ -178,8 +175,7 @@ bench_pair() {
 window_row() {
 	lfn_start_sshd bwin hpn "LogLevel DEBUG2"
 	run "`cmd up ssh-file $HPN_BUILD/ssh - - $DATA`"
-	_w=`sed -n 's/.*: window [0-9]* grows to \([0-9]*\).*/\1/p' \
-	    "$SSHD_LOG" | sort -n | tail -n 1`
+	_w=`max_window "$SSHD_LOG"`
 	_n=`sed -n 's/.*window budget [0-9]* = need \([0-9]*\) .*/\1/p' \
 	    "$SSHD_LOG" | sort -n | tail -n 1`
 	echo "window (patched->patched ssh-file, sshd at debug2): largest" \

@@ -388,6 +388,22 @@ descendants() {
 	done
 }
 
+# sessions_hwm: the largest peak RSS (VmHWM, KiB) of the processes below
+# the sshd started last (its sessions), or nothing.
+sessions_hwm() {
+	for _p in `descendants $SSHD_PID`; do
+		sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
+		    "/proc/$_p/status" 2>/dev/null
+	done | sort -n | tail -n 1
+}
+
+# max_window LOGFILE [FROM-LINE]: the largest window a channel grew to, as
+# logged at debug2 ("channel C: window W grows to W2").
+max_window() {
+	tail -n +${2:-1} "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to \([0-9]*\).*/\1/p' |
+	    sort -n | tail -n 1
+}
+
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds (true)
 # or SECONDS have passed (false).
 wait_until() {

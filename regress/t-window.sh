@@ -5,9 +5,10 @@
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
 # window must grow past stock's 2 MiB (from the debug2 log) and stay within
 # the connection's window budget logged at debug2: the data carried in a
-# round trip (receive rate times minimum round trip) plus headroom, and a stock window for each idle channel, whose parts
-# must add up and fit the link (a rate at most the link's; a round trip
-# near the link's) and which must not pass HPNBufferSize: between patched
+# round trip (receive rate times minimum round trip) plus headroom, and a
+# stock window for each idle channel, whose parts must add up and fit the
+# link (a rate at most the link's; a round trip near the link's) and
+# which must not pass HPNBufferSize: between patched
 # peers (headroom at least 8 MiB) a session upload and download, a -L
 # forwarding, a ControlMaster session, and an upload with HPNBufferSize
 # just above 8 MiB, where the need must stop at HPNBufferSize; a stock
@@ -124,12 +125,6 @@ if ! why=`lfn_usable`; then
 fi
 lfn_up $LFN_MBIT $LFN_RTT_MS
 DATA=`make_data $SIZE`
-
-# max_window LOGFILE [FROM-LINE]: the largest window a channel grew to.
-max_window() {
-	tail -n +${2:-1} "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to \([0-9]*\).*/\1/p' |
-	    sort -n | tail -n 1
-}
 
 # grew NAME LOG FROM-LINE [MAX]: pass if the window grew past stock's
 # and no further than MAX.
@@ -471,14 +466,6 @@ else
 	fail long-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 
-# sshd_hwm: the largest peak RSS (VmHWM, KiB) of sshd's sessions.
-sshd_hwm() {
-	for _p in `descendants $SSHD_PID`; do
-		sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
-		    "/proc/$_p/status" 2>/dev/null
-	done | sort -n | tail -n 1
-}
-
 # Sixteen channels on one ControlMaster: one whose command never reads
 # its input (fed from /dev/zero), fourteen idle, and one upload.  Only
 # the upload's window grows; no growth leaves the sum of the windows
@@ -493,17 +480,23 @@ wait_until 20 test -S "$CTL" || fail mux16-master "no control socket"
 SMALL=`make_data 67108864`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$SMALL" 2>"$TESTDIR/err"; then
-	hwm1=`sshd_hwm`
+	hwm1=`sessions_hwm`
 else
 	fail mux16-alone "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 from=`lines "$SSHD_LOG"`
+# sessions_open N: sshd opened at least N session channels since FROM.
+sessions_open() {
+	test "`tail -n +$from "$SSHD_LOG" |
+	    grep -c 'channel [0-9]*: new session'`" -ge $1
+}
 lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" </dev/zero \
     >/dev/null 2>&1 &
 STALL=$!
 hpn_track_pid $STALL
-# sshd numbers the connection's channels from 0: the stalled one first.
-wait_until 20 grep -q "channel 0: new session" "$SSHD_LOG" ||
+# sshd gives a new channel the lowest free number: the stalled one is 0,
+# as the upload alone before it has been freed.
+wait_until 20 sessions_open 1 ||
     fail mux16-stalled "its channel did not open"
 IDLE=""
 i=0
@@ -514,13 +507,9 @@ while [ $i -lt 14 ]; do
 	hpn_track_pid $!
 	i=`expr $i + 1`
 done
-sessions_open() {
-	test "`tail -n +$from "$SSHD_LOG" |
-	    grep -c 'channel [0-9]*: new session'`" -ge $1
-}
 wait_until 30 sessions_open 15 ||
     fail mux16-idle "not all idle channels opened"
-hwm0=`sshd_hwm`
+hwm0=`sessions_hwm`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same mux16-upload "$TESTDIR/up"
@@ -533,7 +522,7 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
 	    sed -n 's/.*channel \([0-9]*\): window [0-9]* grows to.*/\1/p' |
 	    sort -u`
 	if [ -z "$grows" ]; then
-		fail mux16-busy-grows "no window grew"
+		fail mux16-only-busy-grows "no window grew"
 	elif [ "`echo $grows | wc -w`" -ne 1 ] || [ "$grows" = 0 ]; then
 		fail mux16-only-busy-grows "windows of channels `echo $grows` grew"
 	else
@@ -546,7 +535,7 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
 	else
 		fail mux16-sum-in-budget "$_why"
 	fi
-	echo "# mux16: sshd-session peak RSS `sshd_hwm` KiB with 16" \
+	echo "# mux16: sshd-session peak RSS `sessions_hwm` KiB with 16" \
 	    "channels ($hwm0 KiB before their upload; ${hwm1:-?} KiB" \
 	    "after a 64 MiB upload alone)"
 else
