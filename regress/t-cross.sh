@@ -68,7 +68,7 @@ cross() {
 	    grep -q 'Transfer stats: .*cipher_in=none cipher_out=none'"
 	patched_cap "$_x-client-window" "$_err" 1
 	patched_cap "$_x-server-window" "$SSHD_LOG" $_from
-	stop_xsd
+	stop_sshd
 	rm -f "$TESTDIR/none.$_x"
 }
 
