@@ -68,8 +68,11 @@
 # define HPN_HAVE_TCP_INFO 1
 #endif
 
-/* Samples of the bytes received on the connection, one per poll. */
-#define HPN_RATE_SAMPLES	16
+/*
+ * Samples of the bytes received on the connection, one per poll: enough
+ * for two spans of a 3 s round trip polled every HPN_POLL_MSEC.
+ */
+#define HPN_RATE_SAMPLES	64
 
 /* A bulk channel, by channel id. */
 struct hpn_chan {
@@ -238,11 +241,12 @@ rate_sample_before(struct hpn_window *hw, double t)
  * order only when the hole before it is filled, so a span that ends after
  * a loss is repaired also counts data that arrived before it.  The rate is
  * therefore the lower of the rates over the last two spans of at least
- * HPN_RATE_SPAN_MSEC: the span with the stall before the repair counts
- * less than arrived.  Called at most every HPN_POLL_MSEC; each call takes
- * a sample.  (TCP's own per-round-trip measure, tcpi_rcv_space, is not
- * used: it is the most the application read in one round trip, which a
- * burst of reads after a stall inflates far past what the path carries.)
+ * HPN_RATE_SPAN_MSEC and a minimum round trip: the span with the stall
+ * before the repair counts less than arrived.  Called at most every
+ * HPN_POLL_MSEC; each call takes a sample.  (TCP's own per-round-trip
+ * measure, tcpi_rcv_space, is not used: it is the most the application
+ * read in one round trip, which a burst of reads after a stall inflates
+ * far past what the path carries.)
  */
 static int
 hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
@@ -264,6 +268,8 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 		return -1;
 	if (ti.tcpi_min_rtt == 0 || ti.tcpi_min_rtt == ~0U)
 		return 1;
+	if (span < ti.tcpi_min_rtt / 1000000.0)
+		span = ti.tcpi_min_rtt / 1000000.0;
 	if ((i1 = rate_sample_before(hw, now - span)) != -1 &&
 	    (i2 = rate_sample_before(hw, hw->rate[i1].t - span)) != -1 &&
 	    ti.tcpi_bytes_received >= hw->rate[i1].bytes &&
@@ -302,9 +308,9 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
  * HPNBufferSize, plus a stock window for each counted channel that is not
  * busy, and never less than a stock window per counted channel.  The need
  * is what the connection carries in a round trip (per_rtt: the receive
- * rate times the minimum round trip) plus
- * headroom: half of per_rtt for a patched peer, and at least
- * HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX for a stock peer (hpn-window.h).
+ * rate times the minimum round trip) plus headroom: half of per_rtt for
+ * a patched peer, and at least HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX
+ * for a stock peer (hpn-window.h).
  * Each new highest budget or need is logged at debug2 with its parts.
  */
 static void
@@ -440,11 +446,14 @@ chan_resize(struct hpn_window *hw, Channel *c, struct hpn_chan *ch, u_int win)
 }
 
 /*
- * The window channel c, whose window turned over, may grow to: twice the
- * connection's TCP receive buffer (or anything when polling is off), at
- * most what the budget has left, less the room it kept for c as an idle
- * channel if it was one at the last poll.  Says once at debug1 when the
- * kernel's buffer limit is what holds it back.
+ * The window channel c, whose window turned over, may grow to: what the
+ * budget has left, less the room it kept for c as an idle channel if it
+ * was one at the last poll.  Where the budget follows the path (a round
+ * trip was measured), that is all: the kernel autotunes the TCP receive
+ * buffer from what we read per round trip, so a window held to it would
+ * hold the buffer too.  Elsewhere, when polling, at most twice the
+ * connection's TCP receive buffer.  Says once at debug1 when the kernel's
+ * limit on that buffer is below what the window may be.
  */
 static u_int
 grow_target(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
@@ -461,12 +470,15 @@ grow_target(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
 	want = (u_int64_t)hw->rcvbuf * 2;
 	if (want < cur + left && hw->rmem_max > 0 &&
 	    hw->rcvbuf >= hw->rmem_max && !hw->rmem_said) {
-		debug("channel %d: window held at %llu by the TCP receive "
-		    "buffer's limit, net.ipv4.tcp_rmem maximum %d; the "
-		    "budget allows %llu", c->self, (unsigned long long)want,
-		    hw->rmem_max, (unsigned long long)(cur + left));
+		debug("channel %d: TCP receive buffer at its limit, "
+		    "net.ipv4.tcp_rmem maximum %d: it holds the transfer "
+		    "to about %llu in flight where the window budget allows "
+		    "%llu", c->self, hw->rmem_max, (unsigned long long)want,
+		    (unsigned long long)(cur + left));
 		hw->rmem_said = 1;
 	}
+	if (hw->rtt != 0)
+		return cur + left;
 	return want < cur + left ? want : cur + left;
 }
 

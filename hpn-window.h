@@ -59,15 +59,20 @@
  * for the data waiting in the receiver's buffers and for the windows to
  * grow by half each round trip while the link proves its rate, and at
  * most half a round trip's worth standing in the link's queue once the
- * link is full.  Where TCP_INFO does not give the rate and round trip,
- * the budget is HPNBufferSize.
+ * link is full.  Windows do not shrink, so a headroom of a whole per_rtt
+ * (doubling each round trip, as TCP's slow start does) would leave a
+ * round trip's worth standing in the queue for good (README.hpn).  Where
+ * TCP_INFO does not give the rate and round trip, the budget is
+ * HPNBufferSize.
  */
 #define HPN_WINDOW_HEADROOM	(8*1024*1024)
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*
  * The receive rate for a budget is the lower of those over the last two
- * spans at least this long.
+ * spans at least this long, and at least a minimum round trip: a sender
+ * held by its window sends a window's worth in a burst once per round
+ * trip, and a shorter span that ends early in a burst sees little of it.
  */
 #define HPN_RATE_SPAN_MSEC	250
 /*

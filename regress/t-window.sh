@@ -17,7 +17,7 @@
 # fixed: 8064 KiB for a stock sshd, HPNBufferSize (256 MiB) for ours.
 # With HPNDisabled the window must stay at 2 MiB.  With the server's
 # tcp_rmem maximum at 1 MiB, sshd says once that the kernel holds the
-# window back.  Then on a 1 Gbit/s, 600 ms link (75 MB in flight): a
+# transfer back.  Then on a 1 Gbit/s, 600 ms link (75 MB in flight): a
 # 256 MiB upload whose window grows past the old 32 MiB limit, within the
 # budget; and sixteen channels on one ControlMaster (one whose command
 # never reads its input, fourteen idle, one upload) where only the
@@ -406,22 +406,22 @@ proxy_download() {
 proxy_download stock-proxy-download stock $STOCK_PEER_MAX
 stop_sshd
 
-# Our ssh from our sshd through a ProxyCommand: without TCP_INFO a
-# patched peer's window follows the TCP receive buffer up to HPNBufferSize
-# as before the cap; with TcpRcvBufPoll=no it goes straight to 32 MiB.
+# Our ssh from our sshd through a ProxyCommand: without TCP_INFO (and
+# without a socket whose receive buffer to follow) a patched peer's need
+# is HPNBufferSize, 256 MiB.
 lfn_start_sshd hpn2 hpn
 proxy_download patched-proxy-download patched $WINDOW_MAX
 stop_sshd
 
 # The kernel's limit: with B's net.ipv4.tcp_rmem maximum at 1 MiB, the
-# TCP receive buffer, not the budget, holds the window, and sshd says so
-# at debug1, once.
+# TCP receive buffer, not the window, holds the transfer, and sshd says
+# so at debug1, once.
 lfn_b sysctl -q -w net.ipv4.tcp_rmem="4096 131072 1048576"
 lfn_start_sshd rmem hpn "LogLevel DEBUG1"
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same rmem-upload "$TESTDIR/up"
-	_n=`grep -c "window held at [0-9]* by the TCP receive buffer's limit, net.ipv4.tcp_rmem maximum 1048576" "$SSHD_LOG"`
+	_n=`grep -c "TCP receive buffer at its limit, net.ipv4.tcp_rmem maximum 1048576: it holds the transfer to about [0-9]* in flight where the window budget allows [0-9]*" "$SSHD_LOG"`
 	if [ "$_n" = 1 ]; then
 		pass rmem-limit-logged
 	else
