@@ -471,10 +471,9 @@ grow_target(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
 	if (want < cur + left && hw->rmem_max > 0 &&
 	    hw->rcvbuf >= hw->rmem_max && !hw->rmem_said) {
 		debug("channel %d: TCP receive buffer at its limit, "
-		    "net.ipv4.tcp_rmem maximum %d: it holds the transfer "
-		    "to about %llu in flight where the window budget allows "
-		    "%llu", c->self, hw->rmem_max, (unsigned long long)want,
-		    (unsigned long long)(cur + left));
+		    "net.ipv4.tcp_rmem maximum %d (SO_RCVBUF %d): it, not "
+		    "the window (up to %llu), holds the transfer", c->self,
+		    hw->rmem_max, hw->rcvbuf, (unsigned long long)(cur + left));
 		hw->rmem_said = 1;
 	}
 	if (hw->rtt != 0)

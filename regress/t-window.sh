@@ -421,7 +421,7 @@ lfn_start_sshd rmem hpn "LogLevel DEBUG1"
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same rmem-upload "$TESTDIR/up"
-	_n=`grep -c "TCP receive buffer at its limit, net.ipv4.tcp_rmem maximum 1048576: it holds the transfer to about [0-9]* in flight where the window budget allows [0-9]*" "$SSHD_LOG"`
+	_n=`grep -c "TCP receive buffer at its limit, net.ipv4.tcp_rmem maximum 1048576 (SO_RCVBUF [0-9]*): it, not the window (up to [0-9]*), holds the transfer" "$SSHD_LOG"`
 	if [ "$_n" = 1 ]; then
 		pass rmem-limit-logged
 	else
