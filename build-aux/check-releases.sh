@@ -14,8 +14,11 @@
 # Then regress/run-tests.sh runs SUITES (default: basic interop chachapoly mtaes
 # none stats window cross) with HPN_BUILD and STOCK_BUILD on that
 # release and HPN_PEER_BUILD on build/hpn (the window suite without its
-# long-round-trip part, HPN_WINDOW_LONG=no).  Exits 1 if a build or a test
-# failed; the last line sums up every release.
+# long-round-trip part, HPN_WINDOW_LONG=no).  OTHER_RELEASES (default: all
+# of them) limits the run to the releases it lists.  With SUITES=openssh
+# it runs OpenSSH's own regression suite on each (OPENSSH_TREE=stock for
+# the unpatched twin).  Exits 1 if a build or a test failed; the last line
+# sums up every release.
 
 set -u
 CUR="$1"
@@ -31,10 +34,20 @@ pin() {
 	sed -e 's/#.*//' "$RELEASES" | awk -v v="$1" -v f="$2" '$1 == v { print $f }'
 }
 
+TREE="${OPENSSH_TREE:-hpn}"
+case "$TREE" in
+hpn|stock)	;;
+*)		echo "check-releases: OPENSSH_TREE is hpn or stock" >&2; exit 2 ;;
+esac
+
 rc=0
 summary=""
 for R in `sed -e 's/#.*//' "$RELEASES" | awk 'NF { print $1 }'`; do
 	[ "$R" != "$CUR" ] && [ -f "$TOP/patches/$R/series" ] || continue
+	case " ${OTHER_RELEASES:-$R} " in
+	*" $R "*)	;;
+	*)		continue ;;
+	esac
 	B="build/releases/$R"
 	tb=""
 	[ -n "$DIR" ] && [ -f "$DIR/openssh-$R.tar.gz" ] && tb="$DIR/openssh-$R.tar.gz"
@@ -48,7 +61,9 @@ check-releases: $R: the build failed"
 		continue
 	fi
 	out=`mktemp "${TMPDIR:-/tmp}/check-releases.XXXXXX"` || exit 1
-	HPN_WINDOW_LONG=no \
+	OPENSSH_TREE="$TOP/$B/$TREE" \
+	    OPENSSH_REGRESS_LOGS="$TOP/build/regress-logs/$R-$TREE" \
+	    HPN_WINDOW_LONG=no \
 	    HPN_BUILD="$TOP/$B/hpn" STOCK_BUILD="$TOP/$B/stock" \
 	    HPN_TARBALL="$TOP/$B/openssh-$R.tar.gz" HPN_OPENSSH="$R" \
 	    HPN_PEER_BUILD="$TOP/build/hpn" \

@@ -177,12 +177,19 @@ privsep_check() {
 	fi
 }
 
+# sshd_helper_paths BUILD: the sshd_config lines that point an uninstalled
+# sshd at BUILD's sshd-session and sshd-auth, for the ones it has.
+sshd_helper_paths() {
+	[ ! -x "$1/sshd-session" ] || echo "SshdSessionPath $1/sshd-session"
+	[ ! -x "$1/sshd-auth" ] || echo "SshdAuthPath $1/sshd-auth"
+}
+
 # _sshd_config NAME PORT ADDRESS BUILD [CONFIG-LINE...]: writes
 # $TESTDIR/sshd_config.NAME for an sshd listening on ADDRESS:PORT: the
 # extra lines first (so they win), then the lines every sshd flavour
-# understands, then BUILD's sshd-session, sshd-auth and sftp-server (BUILD
-# empty: Debian's sshd, which needs only its sftp-server).  Sets _conf,
-# _pidf and SSHD_LOG.
+# understands, then BUILD's sshd-session, sshd-auth (where the release has
+# them: 9.2p1 has neither) and sftp-server (BUILD empty: Debian's sshd,
+# which needs only its sftp-server).  Sets _conf, _pidf and SSHD_LOG.
 _sshd_config() {
 	_conf="$TESTDIR/sshd_config.$1"
 	SSHD_LOG="$TESTDIR/sshd.$1.log"
@@ -192,8 +199,13 @@ _sshd_config() {
 	_cbuild="$4"
 	shift 4
 	: >"$_conf"
+	_csftp=$SYS_SFTP_SERVER
 	for _l in "$@"; do
 		echo "$_l" >>"$_conf"
+		# 9.2p1's sshd refuses a second Subsystem sftp line.
+		case "$_l" in
+		"Subsystem sftp "*)	_csftp="" ;;
+		esac
 	done
 	cat >>"$_conf" <<EOF
 Port $_cport
@@ -210,14 +222,10 @@ AcceptEnv HPN_*
 LogLevel DEBUG1
 EOF
 	if [ -n "$_cbuild" ]; then
-		cat >>"$_conf" <<EOF
-SshdSessionPath $_cbuild/sshd-session
-SshdAuthPath $_cbuild/sshd-auth
-Subsystem sftp $_cbuild/sftp-server
-EOF
-	else
-		echo "Subsystem sftp $SYS_SFTP_SERVER" >>"$_conf"
+		sshd_helper_paths "$_cbuild" >>"$_conf"
+		[ -z "$_csftp" ] || _csftp=$_cbuild/sftp-server
 	fi
+	[ -z "$_csftp" ] || echo "Subsystem sftp $_csftp" >>"$_conf"
 	rm -f "$_pidf"
 }
 

@@ -83,7 +83,7 @@ for k in $CLIENT; do
 	    sed 's/^\.It Cm \([A-Za-z0-9]*\).*/\1/'`
 	for m in ssh.1 scp.1 sftp.1; do
 		# ssh(1) lost its -o list in 10.5p1.
-		if ! grep -qx '\.It AddKeysToAgent' "$STOCK_BUILD/$m"; then
+		if ! grep -qx '\.It AddressFamily' "$STOCK_BUILD/$m"; then
 			skip "client-$k-o-list-$m" "$m of this release has no -o list"
 		elif [ -n "$name" ] && grep -qx "\.It $name" "$HPN_BUILD/$m"; then
 			pass "client-$k-o-list-$m"

@@ -137,9 +137,8 @@ cat >"$TESTDIR/sshd_config.T" <<EOF
 HostKey $TESTDIR/host_ed25519
 NoneEnabled yes
 NoneMacEnabled yes
-SshdSessionPath $_b/sshd-session
-SshdAuthPath $_b/sshd-auth
 EOF
+sshd_helper_paths "$_b" >>"$TESTDIR/sshd_config.T"
 if "$HPN_BUILD/sshd" -T -f "$TESTDIR/sshd_config.T" >"$TESTDIR/T.out" \
     2>"$TESTDIR/T.err"; then
 	# Mixed-case keywords since 10.5p1.
