@@ -3,25 +3,32 @@
 # mkdeb.sh: build Debian's openssh packages with our patches on top.
 #
 # usage: mkdeb.sh TOPDIR OUTDIR VERSION [DEBSRC]
+#        mkdeb.sh --release DEBIAN
+#
+# DEBIAN (in the environment; default trixie) is the Debian release whose
+# openssh is built: trixie (Debian 13, OpenSSH 10.0p1) or bookworm
+# (Debian 12, OpenSSH 9.2p1).  "--release DEBIAN" prints its OpenSSH
+# release, whose series (patches/RELEASE/) is used.
 #
 # TOPDIR is this repository, OUTDIR gets the .deb files (and the
 # .buildinfo, .changes, build.log and our patches as Debian carries them,
 # in OUTDIR/debian-patches/), VERSION is the patch set's tag (hpn1).
-# DEBSRC is a directory holding Debian's openssh 10.0p1 source package
-# (openssh_10.0p1-*.dsc, .debian.tar.xz, openssh_10.0p1.orig.tar.gz);
-# without it, "apt-get source --download-only openssh" fetches it, which
-# needs a deb-src entry for Debian 13 (trixie).
+# DEBSRC is a directory holding Debian's openssh RELEASE source package
+# (openssh_RELEASE-*.dsc, .debian.tar.xz, openssh_RELEASE.orig.tar.gz);
+# without it, "apt-get source --download-only openssh=V" fetches the
+# newest version V of RELEASE that apt knows, which needs a deb-src entry
+# for DEBIAN (README.hpn shows one).
 #
 # Steps:
 #   1. the orig tarball must have our pinned SHA-256 (OPENSSH_SHA256,
-#      default: 10.0p1's in patches/releases) -- else nothing is unpacked;
+#      default: RELEASE's in patches/releases) -- else nothing is unpacked;
 #   2. dpkg-source -x; Debian's own patches are pushed with quilt, no fuzz;
-#   3. mkdist.sh writes our a la carte patches (of patches/10.0p1/),
+#   3. mkdist.sh writes our a la carte patches (of patches/RELEASE/),
 #      which go to the end of debian/patches/series and are pushed one
 #      by one with --fuzz=0.  A
 #      patch with rejected hunks is a conflict with Debian's patches: the
 #      rejected hunks are printed (file and hunk number), and the build
-#      stops unless build-aux/deb-fixes/PATCH.fix resolves exactly those
+#      stops unless build-aux/deb-fixes/DEBIAN/PATCH.fix resolves exactly those
 #      hunks (its "Conflict:" lines must list the same set); the .fix is
 #      applied with no fuzz, the rejected hunks' added lines must be in
 #      the result (except in files listed as "Adapted:", where the .fix
@@ -38,12 +45,28 @@
 # source tree's path; implies MKDEB_KEEP).
 
 set -eu
+if [ "x${1:-}" = "x--release" ]; then
+	[ $# -eq 2 ] || { echo "usage: mkdeb.sh --release DEBIAN" >&2; exit 2; }
+	DEBIAN="$2"
+fi
+DEBIAN="${DEBIAN:-trixie}"
+case "$DEBIAN" in
+trixie)		UPVERSION=10.0p1 ;;
+bookworm)	UPVERSION=9.2p1 ;;
+*)		echo "mkdeb: unknown DEBIAN=$DEBIAN (trixie or bookworm)" >&2
+		exit 1 ;;
+esac
+if [ "x${1:-}" = "x--release" ]; then
+	echo $UPVERSION
+	exit 0
+fi
+[ $# -ge 3 ] && [ $# -le 4 ] ||
+    { echo "usage: mkdeb.sh TOPDIR OUTDIR VERSION [DEBSRC]" >&2; exit 2; }
 TOP=`cd "$1" && pwd`
 OUT="$2"
 VERSION="$3"
 DEBSRC="${4:-}"
 HERE=`cd "\`dirname "$0"\`" && pwd`
-UPVERSION=10.0p1
 PROFILES="${DEB_BUILD_PROFILES-noudeb pkg.openssh.nognome}"
 SHA256="${OPENSSH_SHA256:-`sed -e 's/#.*//' "$TOP/patches/releases" |
     awk -v v=$UPVERSION '$1 == v { print $3 }'`}"
@@ -83,11 +106,18 @@ else
 	command -v apt-get >/dev/null 2>&1 ||
 	    die "no source directory given and apt-get is not available"
 	mkdir "$WORK/fetch"
-	say "apt-get source --download-only openssh"
-	(cd "$WORK/fetch" && apt-get source --download-only openssh) \
+	# The newest version of openssh RELEASE among the source packages
+	# apt knows (with entries for several suites, the plain name would
+	# take the newest of all).
+	DV=`apt-cache showsrc openssh 2>/dev/null | sed -n 's/^Version: //p' |
+	    grep "^\([0-9]*:\)\{0,1\}$UPVERSION-" | LC_ALL=C sort -V | tail -n 1`
+	[ -n "$DV" ] ||
+	    die "apt knows no openssh $UPVERSION source package: it needs a deb-src entry for Debian '$DEBIAN' and apt-get update (README.hpn, \"Debian packages\")"
+	say "apt-get source --download-only openssh=$DV"
+	(cd "$WORK/fetch" && apt-get source --download-only "openssh=$DV") \
 	    >"$WORK/apt-source.log" 2>&1 || {
 		cat "$WORK/apt-source.log" >&2
-		die "apt-get source --download-only openssh failed (it needs a deb-src entry for Debian 13 'trixie' and apt-get update)"
+		die "apt-get source --download-only openssh=$DV failed"
 	}
 	DEBSRC="$WORK/fetch"
 fi
@@ -177,7 +207,7 @@ for p in $OURS; do
 		echo "mkdeb:   patches before it that change $r:" \
 		    `quilt patches "$r" 2>/dev/null | sed 's|.*/||' | grep -vxF "$p"` >&2
 	done
-	fix="$HERE/deb-fixes/$p.fix"
+	fix="$HERE/deb-fixes/$DEBIAN/$p.fix"
 	if [ ! -f "$fix" ]; then
 		for r in `sed 's/ .*//' "$WORK/rejected" | uniq`; do
 			echo "--- $r.rej" >&2
@@ -235,13 +265,15 @@ for p in $OURS; do
 done
 cp debian/patches/series "$OUT/debian-patches/series"
 
-# Build dependencies this release cannot satisfy.  Debian 13's packaging
-# wants libwtmpdb-dev and dh-sequence-movetousr; Debian 12 has neither.
-# Then --with-wtmpdb goes (OpenSSH keeps utmp/wtmp logging, as Debian 12's
-# own package does) and dh_movetousr too (files stay in /lib, as on
-# Debian 12); both are said here and in the changelog.
+# Build dependencies this machine's release cannot satisfy.  Debian 13's
+# packaging wants libwtmpdb-dev and dh-sequence-movetousr; Debian 12 has
+# neither.  Then --with-wtmpdb goes (OpenSSH keeps utmp/wtmp logging, as
+# Debian 12's own package does) and dh_movetousr too (files stay in /lib,
+# as on Debian 12); both are said here and in the changelog.  Debian 12's
+# packaging (DEBIAN=bookworm) needs neither.
 adapt=""
-if ! apt-cache show libwtmpdb-dev >/dev/null 2>&1 &&
+if grep -q 'libwtmpdb-dev' debian/control &&
+    ! apt-cache show libwtmpdb-dev >/dev/null 2>&1 &&
     ! dpkg-query -W libwtmpdb-dev >/dev/null 2>&1; then
 	sed -i '/^ *libwtmpdb-dev,$/d' debian/control
 	sed -i '/^confflags += --with-wtmpdb$/d' debian/rules
@@ -250,7 +282,8 @@ if ! apt-cache show libwtmpdb-dev >/dev/null 2>&1 &&
 	adapt="$adapt
   * Built without wtmpdb (libwtmpdb-dev is not available on this release)."
 fi
-if ! { apt-cache show debhelper 2>/dev/null; dpkg-query -s debhelper 2>/dev/null; } |
+if grep -q 'dh-sequence-movetousr' debian/control &&
+    ! { apt-cache show debhelper 2>/dev/null; dpkg-query -s debhelper 2>/dev/null; } |
     grep -q 'dh-sequence-movetousr'; then
 	sed -i '/^ *dh-sequence-movetousr,$/d' debian/control
 	! grep -q 'movetousr' debian/control ||
@@ -269,7 +302,7 @@ fi
 		echo "    $p"
 	done
 	if [ -n "$conflicts" ]; then
-		echo "  * Conflicts with Debian's patches resolved (build-aux/deb-fixes/):"
+		echo "  * Conflicts with Debian's patches resolved (build-aux/deb-fixes/$DEBIAN/):"
 		echo "   $conflicts"
 	fi
 	[ -z "$adapt" ] || printf '%s\n' "$adapt" | sed 1d

@@ -2,7 +2,9 @@
 #
 # t-deb.sh: the Debian packages (make check-deb; not part of make check).
 #
-# Builds them with build-aux/mkdeb.sh into HPN_DEB_DIR (default build/deb)
+# HPN_DEBIAN (default trixie) is the Debian release whose openssh is
+# packaged: trixie (10.0p1) or bookworm (9.2p1).  Builds them with
+# build-aux/mkdeb.sh into HPN_DEB_DIR (default build/deb-HPN_DEBIAN)
 # unless that directory already holds them (make deb rebuilds them when an
 # input changed), unpacks openssh-client, openssh-server and
 # openssh-sftp-server with dpkg -x into the test directory -- the system's
@@ -16,12 +18,15 @@
 HPN_NO_BUILD=1
 . "`dirname "$0"`/lib.sh"
 
-DEB_DIR="${HPN_DEB_DIR:-$HPN_TOP/build/deb}"
+DEBIAN="${HPN_DEBIAN:-trixie}"
+export DEBIAN
+DEB_REL=`sh "$HPN_TOP/build-aux/mkdeb.sh" --release "$DEBIAN"` || exit 1
+DEB_DIR="${HPN_DEB_DIR:-$HPN_TOP/build/deb-$DEBIAN}"
+echo "# Debian $DEBIAN: openssh $DEB_REL with patches/$DEB_REL/"
 # Our tag, as the patches define it: SSH_HPN "-hpn1" -> hpn1.
-# make deb uses the 10.0p1 series (Debian 13's openssh).
 TAG=`sed -n 's/^+#define SSH_HPN[ 	]*"-\(.*\)"$/\1/p' \
-    "$HPN_TOP"/patches/10.0p1/*.patch | head -n 1`
-[ -n "$TAG" ] || die "no SSH_HPN tag in $HPN_TOP/patches/10.0p1"
+    "$HPN_TOP"/patches/$DEB_REL/*.patch | head -n 1`
+[ -n "$TAG" ] || die "no SSH_HPN tag in $HPN_TOP/patches/$DEB_REL"
 PKGS="openssh-client openssh-server openssh-sftp-server"
 
 # The system's own ssh and sshd (lib.sh's SYS_SSHD is pointed at the
@@ -81,35 +86,50 @@ done
 B="$ROOT/usr/bin"
 SSHD="$ROOT/usr/sbin/sshd"
 LIBEXEC="$ROOT/usr/lib/openssh"
+# What 9.2p1 does differently: no sshd-session and sshd-auth (since 9.8p1
+# and 10.0p1); sshd -V prints SSH_VERSION, without the portable release,
+# Debian's version or our tag, as stock 9.2p1 does; Debian 12's sshd -T
+# does not print DebianBanner.
+case "$DEB_REL" in
+9.*)	helpers=""
+	sshd_v="OpenSSH_${DEB_REL%%p*}, "
+	dbanner="" ;;
+*)	helpers="$LIBEXEC/sshd-session $LIBEXEC/sshd-auth"
+	sshd_v=""
+	dbanner="debianbanner yes" ;;
+esac
 for f in "$B/ssh" "$B/scp" "$B/sftp" "$B/ssh-keygen" "$SSHD" \
-    "$LIBEXEC/sshd-session" "$LIBEXEC/sshd-auth" "$LIBEXEC/sftp-server"; do
+    $helpers "$LIBEXEC/sftp-server"; do
 	[ -x "$f" ] || die "the packages hold no ${f#$ROOT}"
 done
 # lib.sh makes keys with $HPN_BUILD/ssh-keygen: the packaged one.
 HPN_BUILD="$B"
 
-# ssh -V and sshd -V carry the tag (and Debian's version).
+# ssh -V and sshd -V carry the tag (and Debian's version); 9.2p1's sshd
+# -V prints what its stock twin does.
 for prog in "$B/ssh" "$SSHD"; do
 	n=`basename "$prog"`
 	v=`"$prog" -V 2>&1`
+	want="OpenSSH_*-$TAG Debian-*+$TAG, *"
+	[ $n = ssh ] || [ -z "$sshd_v" ] || want="$sshd_v*"
 	case "$v" in
-	"OpenSSH_"*"-$TAG Debian-"*"+$TAG, "*)
-		pass "version-$n" ;;
-	*)
-		fail "version-$n" "$n -V says: $v" ;;
+	$want)	pass "version-$n" ;;
+	*)	fail "version-$n" "$n -V says: $v" ;;
 	esac
 done
 
 # The packaged sshd, started by us on loopback; Debian's build uses
 # /run/sshd for privilege separation (the system flavour of lib.sh), and
-# its sshd-session/sshd-auth/sftp-server are the ones from the packages.
+# its sshd-session/sshd-auth (10.0p1)/sftp-server are the ones from the
+# packages.
 # TcpRcvBufPoll no: the window grows to its maximum at once, so the log
 # shows deterministically whether the client counted as patched.
 SYS_SSHD="$SSHD"
 SYS_SFTP_SERVER="$LIBEXEC/sftp-server"
+# The helper paths as KEYWORD=VALUE words (sshd_config accepts "=").
+# shellcheck disable=SC2046
 start_sshd deb system \
-    "SshdSessionPath $LIBEXEC/sshd-session" \
-    "SshdAuthPath $LIBEXEC/sshd-auth" \
+    $(sshd_helper_paths "$LIBEXEC" | sed 's/ /=/') \
     "LogLevel DEBUG2" \
     "NoneEnabled yes" \
     "AESCTRThreads 2" \
@@ -122,7 +142,7 @@ if "$SSHD" -T -f "$TESTDIR/sshd_config.deb" >"$TESTDIR/sshd-T" 2>&1; then
 	missing=""
 	for kv in "noneenabled yes" "nonemacenabled no" "disablemtaes no" \
 	    "aesctrthreads 2" "hpndisabled no" "hpnbuffersize 262144" \
-	    "tcprcvbufpoll no" "tcprcvbuf 0" "debianbanner yes"; do
+	    "tcprcvbufpoll no" "tcprcvbuf 0" $dbanner; do
 		grep -qx "$kv" "$TESTDIR/sshd-T" || missing="$missing, $kv"
 	done
 	if [ -z "$missing" ]; then
@@ -228,10 +248,10 @@ else
 fi
 
 # Debian's stock client (the system's) counts as stock: capped window.
+# 4 MiB, so that the upload turns the 2 MiB window over and it grows.
 if [ -x "$SYS_SSH" ]; then
 	n0=`log_lines`
-	small=`make_data 1048576`
-	xfer_ssh stock-client "$SYS_SSH" aes128-ctr "$small"
+	xfer_ssh stock-client "$SYS_SSH" aes128-ctr "`make_data 4194304`"
 	sleep 0.5
 	if log_from $n0 | grep -q 'is stock' &&
 	    log_from $n0 | grep -q 'window 2097152 grows to 8257536'; then
