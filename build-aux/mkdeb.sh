@@ -112,7 +112,7 @@ else
 	DV=`apt-cache showsrc openssh 2>/dev/null | sed -n 's/^Version: //p' |
 	    grep "^\([0-9]*:\)\{0,1\}$UPVERSION-" | LC_ALL=C sort -V | tail -n 1`
 	[ -n "$DV" ] ||
-	    die "apt knows no openssh $UPVERSION source package: it needs a deb-src entry for Debian '$DEBIAN' and apt-get update (README.hpn, \"Debian packages\")"
+	    die "apt knows no openssh $UPVERSION source package: it needs a deb-src entry for Debian '$DEBIAN' and apt-get update (as root: sh build-aux/add-deb-src.sh $DEBIAN)"
 	say "apt-get source --download-only openssh=$DV"
 	(cd "$WORK/fetch" && apt-get source --download-only "openssh=$DV") \
 	    >"$WORK/apt-source.log" 2>&1 || {
