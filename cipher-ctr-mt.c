@@ -180,14 +180,16 @@ ctr_mt_serial_fast(void)
 #define CTR_MT_MAX_QUEUES	(2 * CTR_MT_MAX_THREADS)
 #define CTR_MT_CHUNK		(16 * 1024)	/* worker fill granularity */
 #define CTR_MT_CACHELINE	64
+#define CTR_MT_ALIGNED		__attribute__((__aligned__(CTR_MT_CACHELINE)))
 #define CTR_MT_PREFETCH		1024		/* XOR read-ahead distance */
 
 /* Queue states */
 #define Q_EMPTY		0
 #define Q_BUSY		1
 
+/* Each queue's shared words on a cache line of their own. */
 struct ctr_mt_queue {
-	u_char		*ks;		/* QBYTES of keystream */
+	u_char		*ks CTR_MT_ALIGNED; /* QBYTES of keystream */
 	/*
 	 * Counter block of the queue's current segment; changed only by
 	 * whoever makes the queue EMPTY.
@@ -198,11 +200,7 @@ struct ctr_mt_queue {
 	atomic_int	 refs;		/* holders of a BUSY queue */
 	atomic_uint	 next;		/* next chunk for the worker */
 	atomic_uint	 done;		/* chunks of keystream ready */
-	atomic_uint	 gen;		/* segments completed */
-	/* Keep each queue's shared words on their own cache line. */
-	u_char		 pad[CTR_MT_CACHELINE - sizeof(u_char *) -
-			    2 * sizeof(uint64_t) - 2 * sizeof(atomic_int) -
-			    3 * sizeof(atomic_uint)];
+	atomic_uint	 lap;		/* ring turns: segments completed */
 };
 
 struct ctr_mt_worker {
@@ -218,27 +216,40 @@ struct ctr_mt_worker {
 #define CONS_SERIAL	2	/* encrypts the rest itself */
 #define CONS_ALONE	3	/* encrypts it all, queue not held */
 
-/* q->refs: holders in the low byte, plus segments skipped, in units. */
-#define REFS_HOLDERS	0xff
-#define REFS_SKIP	0x100
+/*
+ * q->refs packs two counts into one word, so that both change at once:
+ * the holders of a BUSY queue (low byte) and the segments the consumer
+ * did alone while the queue was still held (above it).  REFS(h, s) is
+ * the value, or the difference, of h holders and s skipped segments.
+ */
+#define REFS_HOLDER_BITS	8
+#define REFS(holders, skips)	((holders) | ((skips) << REFS_HOLDER_BITS))
+
+static inline int
+refs_holders(int refs)
+{
+	return refs & ((1 << REFS_HOLDER_BITS) - 1);
+}
+
+static inline u_int
+refs_skips(int refs)
+{
+	return (u_int)refs >> REFS_HOLDER_BITS;
+}
 
 struct ctr_mt_ctx {
 	/* Consumer-only state; first, on its own cache line. */
-	size_t			 off;		/* offset into cur */
+	size_t			 off CTR_MT_ALIGNED; /* offset into cur */
 	u_int			 cur;		/* queue being used */
 	u_int			 lap;		/* ring turns completed */
 	int			 mode;		/* CONS_* for cur */
 	uint64_t		 seg_hi, seg_lo; /* counter at cur's start */
 	EVP_CIPHER_CTX		*cevp;		/* consumer's own cipher */
-	u_char			 pad0[CTR_MT_CACHELINE - sizeof(size_t) -
-				    2 * sizeof(u_int) - sizeof(int) -
-				    2 * sizeof(uint64_t) -
-				    sizeof(EVP_CIPHER_CTX *)];
 
 	/* Shared state. */
-	pthread_mutex_t		 lock;
+	pthread_mutex_t		 lock CTR_MT_ALIGNED;
 	pthread_cond_t		 work_cv;	/* workers wait for EMPTY */
-	pthread_cond_t		 gen_cv;	/* consumer waits for a gen */
+	pthread_cond_t		 lap_cv;	/* consumer waits for a lap */
 	atomic_int		 cwait;		/* queue the consumer waits
 						 * for, -1 if none */
 	atomic_int		 stop;		/* set by ctr_mt_free() */
@@ -247,14 +258,17 @@ struct ctr_mt_ctx {
 	atomic_int		 nempty;	/* queues in EMPTY */
 	atomic_uint		 hint;		/* consumer's queue index */
 
-	/* Immutable after ctr_mt_new(). */
-	pid_t			 pid;		/* creator, for fork checks */
+	/*
+	 * Immutable after ctr_mt_new(), so on cache lines of its own, away
+	 * from the shared words above that change all the time.
+	 */
+	pid_t			 pid CTR_MT_ALIGNED; /* creator, for fork checks */
 	u_int			 forkgen;	/* ctr_mt_forkgen at creation */
 	int			 nthreads;
 	u_int			 nqueues;
 	int			 wake_at;	/* EMPTY count to wake at */
-	size_t			 qbytes;
 	u_int			 nchunks;	/* chunks per segment */
+	size_t			 qbytes;
 	uint64_t		 stride;	/* blocks per ring turn */
 	struct ctr_mt_queue	*q;
 	u_char			*ring;		/* nqueues * qbytes */
@@ -438,22 +452,22 @@ queue_release(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 	u_int skips;
 	int old;
 
-	old = atomic_fetch_sub(&q->refs, 1);
-	if ((old & REFS_HOLDERS) != 1)
+	old = atomic_fetch_sub(&q->refs, REFS(1, 0));
+	if (refs_holders(old) != 1)
 		return 0;
 	/* Also pass over the segments the consumer did without q. */
-	skips = (u_int)old / REFS_SKIP;
+	skips = refs_skips(old);
 	ctr_add(&q->ctr_hi, &q->ctr_lo, ctx->stride * (1 + skips));
 	atomic_store_explicit(&q->next, 0, memory_order_relaxed);
 	atomic_store_explicit(&q->done, 0, memory_order_relaxed);
-	atomic_store_explicit(&q->refs, 2, memory_order_relaxed);
-	atomic_fetch_add(&q->gen, 1 + skips);
+	atomic_store_explicit(&q->refs, REFS(2, 0), memory_order_relaxed);
+	atomic_fetch_add(&q->lap, 1 + skips);
 	/* Publishes the stores above to whoever claims q next. */
 	atomic_store(&q->state, Q_EMPTY);
 	atomic_fetch_add(&ctx->nempty, 1);
 	if (atomic_load(&ctx->cwait) == (int)(q - ctx->q)) {
 		pthread_mutex_lock(&ctx->lock);
-		pthread_cond_signal(&ctx->gen_cv);
+		pthread_cond_signal(&ctx->lap_cv);
 		pthread_mutex_unlock(&ctx->lock);
 	}
 	return 1;
@@ -572,7 +586,7 @@ worker_main(void *arg)
 			/* q stays BUSY for good; the context is dead. */
 			pthread_mutex_lock(&ctx->lock);
 			atomic_store(&ctx->failed, 1);
-			pthread_cond_signal(&ctx->gen_cv);
+			pthread_cond_signal(&ctx->lap_cv);
 			pthread_mutex_unlock(&ctx->lock);
 			break;
 		}
@@ -595,28 +609,28 @@ queue_behind(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 	int r, v;
 
 	v = atomic_load(&q->refs);
-	while ((v & REFS_HOLDERS) == 1) {
+	while (refs_holders(v) == 1) {
 		if (!atomic_compare_exchange_weak(&q->refs, &v,
-		    v + REFS_SKIP))
+		    v + REFS(0, 1)))
 			continue;
-		if (atomic_load(&q->gen) != ctx->lap)
+		if (atomic_load(&q->lap) != ctx->lap)
 			return 1;
 		/*
 		 * Meanwhile q moved on to the consumer's segment and its
 		 * worker finished that too; the holder seen was the
 		 * consumer itself.  Use q after all.
 		 */
-		atomic_fetch_sub(&q->refs, REFS_SKIP);
+		atomic_fetch_sub(&q->refs, REFS(0, 1));
 		return 0;
 	}
 	/* q is being moved on right now; that takes a moment. */
 	pthread_mutex_lock(&ctx->lock);
 	atomic_store(&ctx->cwait, (int)(q - ctx->q));
-	while (atomic_load(&q->gen) != ctx->lap &&
+	while (atomic_load(&q->lap) != ctx->lap &&
 	    !atomic_load(&ctx->failed))
-		pthread_cond_wait(&ctx->gen_cv, &ctx->lock);
+		pthread_cond_wait(&ctx->lap_cv, &ctx->lock);
 	atomic_store(&ctx->cwait, -1);
-	r = atomic_load(&q->gen) == ctx->lap ? 0 : -1;
+	r = atomic_load(&q->lap) == ctx->lap ? 0 : -1;
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }
@@ -718,7 +732,7 @@ ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 	while (len > 0) {
 		q = &ctx->q[ctx->cur];
 		if (ctx->mode == CONS_NONE) {
-			if (atomic_load(&q->gen) != ctx->lap &&
+			if (atomic_load(&q->lap) != ctx->lap &&
 			    (r = queue_behind(ctx, q)) != 0) {
 				if (r < 0 || consumer_serial(ctx) != 0)
 					return -1;
@@ -734,7 +748,7 @@ ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 				/* No worker has come here: do it alone. */
 				atomic_fetch_sub(&ctx->nempty, 1);
 				atomic_store(&q->next, ctx->nchunks);
-				atomic_fetch_sub(&q->refs, 1);
+				atomic_fetch_sub(&q->refs, REFS(1, 0));
 				if (atomic_load(&ctx->nidle) > 0)
 					wake_workers(ctx);
 				if (consumer_serial(ctx) != 0)
@@ -815,7 +829,7 @@ ctx_destroy(struct ctr_mt_ctx *ctx, int destroy_sync)
 	if (ctx->q != NULL)
 		freezero(ctx->q, ctx->nqueues * sizeof(*ctx->q));
 	if (destroy_sync && ctx->sync_ok) {
-		pthread_cond_destroy(&ctx->gen_cv);
+		pthread_cond_destroy(&ctx->lap_cv);
 		pthread_cond_destroy(&ctx->work_cv);
 		pthread_mutex_destroy(&ctx->lock);
 	}
@@ -930,10 +944,10 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 	ctx->iv_lo = ctx->seg_lo = lo;
 	for (i = 0; i < ctx->nqueues; i++) {
 		atomic_init(&ctx->q[i].state, Q_EMPTY);
-		atomic_init(&ctx->q[i].refs, 2);
+		atomic_init(&ctx->q[i].refs, REFS(2, 0));
 		atomic_init(&ctx->q[i].next, 0);
 		atomic_init(&ctx->q[i].done, 0);
-		atomic_init(&ctx->q[i].gen, 0);
+		atomic_init(&ctx->q[i].lap, 0);
 		ctx->q[i].ctr_hi = hi;
 		ctx->q[i].ctr_lo = lo;
 		ctx->q[i].ks = ctx->ring + i * ctx->qbytes;
@@ -963,7 +977,7 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 		pthread_mutex_destroy(&ctx->lock);
 		goto fail;
 	}
-	if (pthread_cond_init(&ctx->gen_cv, NULL) != 0) {
+	if (pthread_cond_init(&ctx->lap_cv, NULL) != 0) {
 		pthread_cond_destroy(&ctx->work_cv);
 		pthread_mutex_destroy(&ctx->lock);
 		goto fail;
