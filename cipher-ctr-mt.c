@@ -46,6 +46,18 @@
  * XORs published keystream, catches up with the workers and takes the
  * tail of each segment.
  *
+ * The consumer takes the segments in ring order, each in three steps:
+ * consumer_enter() chooses how it does the segment (CONS_XOR: it XORs
+ * the keystream of the worker that claimed the queue; CONS_SERIAL: it
+ * encrypts the rest itself, having claimed the queue or caught up with
+ * the worker; CONS_ALONE: it encrypts all of it without holding the
+ * queue, which a worker still holds for an earlier lap, see
+ * queue_behind()); consumer_move() moves bytes through it; and
+ * consumer_leave() lets go of the queue and goes on to the next.  Laps
+ * count turns of the ring: ctx->lap the consumer's, q->lap the segments
+ * queue q has completed, so q is at the consumer's segment when the two
+ * are equal.
+ *
  * Each BUSY segment has two holders, its worker and the consumer
  * (q->refs = 2, or 1 when the consumer claimed it).  Whoever lets go
  * last advances the queue's counter to its next segment, resets its
@@ -213,8 +225,8 @@ struct ctr_mt_worker {
 /* What the consumer does with its current queue. */
 #define CONS_NONE		0	/* not started */
 #define CONS_XOR		1	/* XORs the worker's keystream */
-#define CONS_SERIAL	2	/* encrypts the rest itself */
-#define CONS_ALONE	3	/* encrypts it all, queue not held */
+#define CONS_SERIAL		2	/* encrypts the rest itself */
+#define CONS_ALONE		3	/* encrypts it all, queue not held */
 
 /*
  * q->refs packs two counts into one word, so that both change at once:
@@ -532,6 +544,20 @@ fill_queue(struct ctr_mt_worker *w, struct ctr_mt_queue *q)
 	return r;
 }
 
+/* Make q BUSY if it is EMPTY.  Returns 1 if this call did. */
+static int
+queue_claim(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
+{
+	int empty = Q_EMPTY;
+
+	if (atomic_load_explicit(&q->state, memory_order_relaxed) !=
+	    Q_EMPTY || !atomic_compare_exchange_strong(&q->state, &empty,
+	    Q_BUSY))
+		return 0;
+	atomic_fetch_sub(&ctx->nempty, 1);
+	return 1;
+}
+
 /*
  * Claim the first EMPTY queue in keystream order, starting at the queue
  * the consumer is on.
@@ -539,20 +565,14 @@ fill_queue(struct ctr_mt_worker *w, struct ctr_mt_queue *q)
 static struct ctr_mt_queue *
 claim_empty(struct ctr_mt_ctx *ctx)
 {
-	u_int i, idx, start;
-	int empty;
+	struct ctr_mt_queue *q;
+	u_int i, start;
 
 	start = atomic_load_explicit(&ctx->hint, memory_order_relaxed);
 	for (i = 0; i < ctx->nqueues; i++) {
-		idx = (start + i) % ctx->nqueues;
-		empty = Q_EMPTY;
-		if (atomic_load_explicit(&ctx->q[idx].state,
-		    memory_order_relaxed) == Q_EMPTY &&
-		    atomic_compare_exchange_strong(&ctx->q[idx].state,
-		    &empty, Q_BUSY)) {
-			atomic_fetch_sub(&ctx->nempty, 1);
-			return &ctx->q[idx];
-		}
+		q = &ctx->q[(start + i) % ctx->nqueues];
+		if (queue_claim(ctx, q))
+			return q;
 	}
 	return NULL;
 }
@@ -709,13 +729,108 @@ ctx_crypt_serial(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 	return 0;
 }
 
+/*
+ * Enter the segment of queue q, the consumer's next: choose its mode.
+ */
+static int
+consumer_enter(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
+{
+	int r;
+
+	if (atomic_load(&q->lap) != ctx->lap &&
+	    (r = queue_behind(ctx, q)) != 0) {
+		/* A worker still holds q for an earlier lap. */
+		if (r < 0 || consumer_serial(ctx) != 0)
+			return -1;
+		ctx->mode = CONS_ALONE;
+		return 0;
+	}
+	if (queue_claim(ctx, q)) {
+		/* No worker has come here: do it alone. */
+		atomic_store(&q->next, ctx->nchunks);
+		atomic_fetch_sub(&q->refs, REFS(1, 0));
+		if (atomic_load(&ctx->nidle) > 0)
+			wake_workers(ctx);
+		return consumer_serial(ctx);
+	}
+	ctx->mode = CONS_XOR;
+	return 0;
+}
+
+/*
+ * Move up to len bytes from src to dst through the consumer's segment,
+ * with the worker's keystream while there is some ready, else with the
+ * consumer's own AES.  Stores in *moved how many.
+ */
+static int
+consumer_move(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q, u_char *dst,
+    const u_char *src, size_t len, size_t *moved)
+{
+	size_t n;
+	int outl;
+
+	if (ctx->mode == CONS_XOR) {
+		n = (size_t)atomic_load_explicit(&q->done,
+		    memory_order_acquire) * CTR_MT_CHUNK;
+		if (n > ctx->qbytes)
+			n = ctx->qbytes;
+		if (ctx->off < n) {
+			n -= ctx->off;
+			if (n > len)
+				n = len;
+			xor_bytes(dst, src, q->ks + ctx->off, n);
+			ctx->nxor += n;
+			*moved = n;
+			return 0;
+		}
+		/*
+		 * Caught up with the worker: close the segment to it and do
+		 * the rest here.
+		 */
+		atomic_store(&q->next, ctx->nchunks);
+		if (consumer_serial(ctx) != 0)
+			return -1;
+	}
+	n = ctx->qbytes - ctx->off;
+	if (n > len)
+		n = len;
+	if (EVP_EncryptUpdate(ctx->cevp, dst, &outl, src, (int)n) != 1)
+		return -1;
+	ctx->nown += n;
+	*moved = n;
+	return 0;
+}
+
+/*
+ * Leave the consumer's segment, used up: let go of its queue and move on
+ * to the next.
+ */
+static void
+consumer_leave(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
+{
+	int emptied;
+
+	emptied = ctx->mode != CONS_ALONE && queue_release(ctx, q);
+	ctx->mode = CONS_NONE;
+	ctx->off = 0;
+	ctr_add(&ctx->seg_hi, &ctx->seg_lo, ctx->qbytes / CTR_MT_BLOCK);
+	if (++ctx->cur == ctx->nqueues) {
+		ctx->cur = 0;
+		ctx->lap++;
+	}
+	atomic_store_explicit(&ctx->hint, ctx->cur, memory_order_relaxed);
+	/* Wake idle workers in a batch, once half the ring is EMPTY. */
+	if (emptied && atomic_load(&ctx->nempty) >= ctx->wake_at &&
+	    atomic_load(&ctx->nidle) > 0)
+		wake_workers(ctx);
+}
+
 int
 ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
     size_t len)
 {
 	struct ctr_mt_queue *q;
 	size_t n;
-	int empty, outl, r;
 
 	if (ctx == NULL)
 		return -1;
@@ -731,82 +846,16 @@ ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 
 	while (len > 0) {
 		q = &ctx->q[ctx->cur];
-		if (ctx->mode == CONS_NONE) {
-			if (atomic_load(&q->lap) != ctx->lap &&
-			    (r = queue_behind(ctx, q)) != 0) {
-				if (r < 0 || consumer_serial(ctx) != 0)
-					return -1;
-				ctx->mode = CONS_ALONE;
-			}
-		}
-		if (ctx->mode == CONS_NONE) {
-			empty = Q_EMPTY;
-			if (atomic_load_explicit(&q->state,
-			    memory_order_relaxed) == Q_EMPTY &&
-			    atomic_compare_exchange_strong(&q->state, &empty,
-			    Q_BUSY)) {
-				/* No worker has come here: do it alone. */
-				atomic_fetch_sub(&ctx->nempty, 1);
-				atomic_store(&q->next, ctx->nchunks);
-				atomic_fetch_sub(&q->refs, REFS(1, 0));
-				if (atomic_load(&ctx->nidle) > 0)
-					wake_workers(ctx);
-				if (consumer_serial(ctx) != 0)
-					return -1;
-			} else
-				ctx->mode = CONS_XOR;
-		}
-		if (ctx->mode == CONS_XOR) {
-			n = (size_t)atomic_load_explicit(&q->done,
-			    memory_order_acquire) * CTR_MT_CHUNK;
-			if (n > ctx->qbytes)
-				n = ctx->qbytes;
-			if (ctx->off >= n) {
-				/*
-				 * Caught up with the worker: close the
-				 * segment to it and do the rest here.
-				 */
-				atomic_store(&q->next, ctx->nchunks);
-				if (consumer_serial(ctx) != 0)
-					return -1;
-				continue;
-			}
-			n -= ctx->off;
-			if (n > len)
-				n = len;
-			xor_bytes(dst, src, q->ks + ctx->off, n);
-			ctx->nxor += n;
-		} else {
-			n = ctx->qbytes - ctx->off;
-			if (n > len)
-				n = len;
-			if (EVP_EncryptUpdate(ctx->cevp, dst, &outl, src,
-			    (int)n) != 1)
-				return -1;
-			ctx->nown += n;
-		}
+		if (ctx->mode == CONS_NONE && consumer_enter(ctx, q) != 0)
+			return -1;
+		if (consumer_move(ctx, q, dst, src, len, &n) != 0)
+			return -1;
 		dst += n;
 		src += n;
 		len -= n;
 		ctx->off += n;
-		if (ctx->off < ctx->qbytes)
-			continue;
-
-		/* Segment used up: let go of the queue and move on. */
-		r = ctx->mode != CONS_ALONE && queue_release(ctx, q);
-		ctx->mode = CONS_NONE;
-		ctx->off = 0;
-		ctr_add(&ctx->seg_hi, &ctx->seg_lo, ctx->qbytes / CTR_MT_BLOCK);
-		if (++ctx->cur == ctx->nqueues) {
-			ctx->cur = 0;
-			ctx->lap++;
-		}
-		atomic_store_explicit(&ctx->hint, ctx->cur,
-		    memory_order_relaxed);
-		/* Wake idle workers in a batch, once half the ring is EMPTY. */
-		if (r && atomic_load(&ctx->nempty) >= ctx->wake_at &&
-		    atomic_load(&ctx->nidle) > 0)
-			wake_workers(ctx);
+		if (ctx->off == ctx->qbytes)
+			consumer_leave(ctx, q);
 	}
 	return 0;
 }
