@@ -95,7 +95,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifdef WITH_OPENSSL
+#include <openssl/evp.h>
+#define CTR_MT_EVP_CIPHER	/* ctr_mt_evp_cipher() */
+#endif
 
 #include "cipher-ctr-mt.h"
 
@@ -130,9 +136,6 @@ ctr_mt_default_threads(void)
 }
 
 #ifdef WITH_OPENSSL
-
-#include <openssl/evp.h>
-#include <time.h>
 
 #define CTR_MT_FAST_MBPS	1500	/* serial AES-CTR faster: no threads */
 #define CTR_MT_PROBE_BYTES	(64 * 1024)
@@ -905,22 +908,8 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 	int j, ok;
 
 	if (key == NULL || iv == NULL || nthreads < 1 ||
-	    nthreads > CTR_MT_MAX_THREADS)
-		return NULL;
-	switch (keylen) {
-	case 16:
-		cipher = EVP_aes_128_ctr();
-		break;
-	case 24:
-		cipher = EVP_aes_192_ctr();
-		break;
-	case 32:
-		cipher = EVP_aes_256_ctr();
-		break;
-	default:
-		return NULL;
-	}
-	if (cipher == NULL)
+	    nthreads > CTR_MT_MAX_THREADS ||
+	    (cipher = ctr_mt_evp_cipher(keylen)) == NULL)
 		return NULL;
 
 	if (posix_memalign(&p, CTR_MT_CACHELINE, sizeof(*ctx)) != 0)

@@ -110,6 +110,30 @@ void	ctr_mt_stats(const struct ctr_mt_ctx *ctx, uint64_t *xored,
  */
 void	ctr_mt_free(struct ctr_mt_ctx *ctx);
 
+#ifdef CTR_MT_EVP_CIPHER
+/*
+ * The serial OpenSSL cipher that the engine runs for a key of keylen
+ * bytes: EVP_aes_128_ctr(), EVP_aes_192_ctr() or EVP_aes_256_ctr() for
+ * 16, 24 or 32, NULL for any other length.  For the engine and for the
+ * unit test and benchmark that compare with serial AES-CTR; define
+ * CTR_MT_EVP_CIPHER and include <openssl/evp.h> before this header.
+ */
+static inline const EVP_CIPHER *
+ctr_mt_evp_cipher(size_t keylen)
+{
+	switch (keylen) {
+	case 16:
+		return EVP_aes_128_ctr();
+	case 24:
+		return EVP_aes_192_ctr();
+	case 32:
+		return EVP_aes_256_ctr();
+	default:
+		return NULL;
+	}
+}
+#endif
+
 #ifdef CTR_MT_TEST
 /* Unit tests only: called by a worker after each chunk it writes. */
 typedef void (*ctr_mt_hook_t)(void);

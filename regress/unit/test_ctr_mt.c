@@ -43,6 +43,7 @@
 
 #include <openssl/evp.h>
 
+#define CTR_MT_EVP_CIPHER	/* ctr_mt_evp_cipher() */
 #include "../../cipher-ctr-mt.h"
 #include "unit.h"
 
@@ -107,19 +108,6 @@ now(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const EVP_CIPHER *
-ctr_cipher(size_t keylen)
-{
-	switch (keylen) {
-	case 16:
-		return EVP_aes_128_ctr();
-	case 24:
-		return EVP_aes_192_ctr();
-	default:
-		return EVP_aes_256_ctr();
-	}
-}
-
 /* Serial reference: one EVP call over the whole buffer. */
 static int
 ref_crypt(size_t keylen, const u_char *key, const u_char *iv, u_char *dst,
@@ -130,7 +118,8 @@ ref_crypt(size_t keylen, const u_char *key, const u_char *iv, u_char *dst,
 
 	if ((evp = EVP_CIPHER_CTX_new()) == NULL)
 		return 0;
-	if (EVP_EncryptInit_ex(evp, ctr_cipher(keylen), NULL, key, iv) == 1 &&
+	if (EVP_EncryptInit_ex(evp, ctr_mt_evp_cipher(keylen), NULL, key,
+	    iv) == 1 &&
 	    EVP_EncryptUpdate(evp, dst, &outl, src, (int)len) == 1 &&
 	    (size_t)outl == len)
 		ok = 1;
