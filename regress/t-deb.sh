@@ -142,7 +142,7 @@ if "$SSHD" -T -f "$TESTDIR/sshd_config.deb" >"$TESTDIR/sshd-T" 2>&1; then
 	missing=""
 	for kv in "noneenabled yes" "nonemacenabled no" "disablemtaes no" \
 	    "aesctrthreads 2" "hpndisabled no" "hpnbuffersize 262144" \
-	    "tcprcvbufpoll no" "tcprcvbuf 0" $dbanner; do
+	    "tcprcvbufpoll no" "tcprcvbuf 0" ${dbanner:+"$dbanner"}; do
 		grep -qx "$kv" "$TESTDIR/sshd-T" || missing="$missing, $kv"
 	done
 	if [ -z "$missing" ]; then
