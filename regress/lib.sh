@@ -338,14 +338,34 @@ stop_sshd() {
 	return 0
 }
 
-# budget_lines LOG FROM-LINE KIND: the rate-based window budgets logged
-# at debug2 for a KIND (stock or patched) peer from FROM-LINE of LOG,
+# log_mark [LOG]: a mark in LOG (default $SSHD_LOG): how many lines it has
+# now.  log_since MARK [LOG]: the lines written to LOG after MARK (mark 0:
+# all of LOG).
+log_mark() {
+	wc -l <"${1:-$SSHD_LOG}" | tr -d ' '
+}
+log_since() {
+	tail -n +`expr $1 + 1` "${2:-$SSHD_LOG}"
+}
+# log_has MARK PATTERN [LOG]: true if a line written to LOG (default
+# $SSHD_LOG) after MARK matches PATTERN (grep).
+log_has() {
+	log_since "$1" "${3:-$SSHD_LOG}" | grep -q -- "$2"
+}
+# log_count MARK PATTERN [LOG]: how many lines written to LOG (default
+# $SSHD_LOG) after MARK match PATTERN.
+log_count() {
+	log_since "$1" "${3:-$SSHD_LOG}" | grep -c -- "$2"
+}
+
+# budget_lines LOG MARK KIND: the rate-based window budgets logged at
+# debug2 for a KIND (stock or patched) peer in LOG after MARK (log_mark),
 #   "KIND peer: window budget B = need N + I for K idle channels;
 #    need = per_rtt P + headroom H; per_rtt = rate R B/s * min_rtt T us
 #    (max M)",
 # one "B N I K P H R T M" line each.
 budget_lines() {
-	tail -n +$2 "$1" | sed -n "s/.*$3 peer: window budget \([0-9]* = need \
+	log_since $2 "$1" | sed -n "s/.*$3 peer: window budget \([0-9]* = need \
 .*; need = per_rtt .*; per_rtt = rate .*(max [0-9]*)\).*/\1/p" |
 	    tr -cs '0-9\n' ' ' | awk 'NF == 9 { $1 = $1; print }'
 }
@@ -378,11 +398,11 @@ budget_problem() {
 	fi
 }
 
-# window_sums LOG FROM-LINE: prints the first window growth logged from
-# FROM-LINE of LOG that left the connection's windows above its budget,
+# window_sums LOG MARK: prints the first window growth logged in LOG after
+# MARK (log_mark) that left the connection's windows above its budget,
 #   "channel C: window W grows to W2 (windows T of budget B)".
 window_sums() {
-	tail -n +$2 "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to [0-9]* (windows \([0-9]*\) of budget \([0-9]*\)).*/\1 \2/p' |
+	log_since $2 "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to [0-9]* (windows \([0-9]*\) of budget \([0-9]*\)).*/\1 \2/p' |
 	    awk '$1 > $2 { print "windows " $1 " above budget " $2; exit }'
 }
 
@@ -405,10 +425,11 @@ sessions_hwm() {
 	done | sort -n | tail -n 1
 }
 
-# max_window LOGFILE [FROM-LINE]: the largest window a channel grew to, as
-# logged at debug2 ("channel C: window W grows to W2").
+# max_window LOGFILE [MARK]: the largest window a channel grew to, as
+# logged at debug2 ("channel C: window W grows to W2"), after MARK
+# (log_mark; default 0: all of LOGFILE).
 max_window() {
-	tail -n +${2:-1} "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to \([0-9]*\).*/\1/p' |
+	log_since ${2:-0} "$1" | sed -n 's/.*channel [0-9]*: window [0-9]* grows to \([0-9]*\).*/\1/p' |
 	    sort -n | tail -n 1
 }
 

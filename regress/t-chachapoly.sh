@@ -60,7 +60,7 @@ big_packets() {
 	else
 		fail "$1-250k-banner-to-client" "got `wc -c <"$TESTDIR/banner.$1"` bytes, `cmp "$BANNER" "$TESTDIR/banner.$1" 2>&1 | head -n 1`"
 	fi
-	_l=`wc -l <"$SSHD_LOG"`
+	_l=`log_mark`
 	_cfg="$TESTDIR/ssh_config.big-$1"
 	{
 		grep -v '^[[:space:]]*User ' "$SSH_CONFIG"
@@ -70,10 +70,9 @@ big_packets() {
 	} >"$_cfg"
 	"$2" -F "$_cfg" -c $C -o LogLevel=ERROR hpntest true </dev/null \
 	    >/dev/null 2>"$TESTDIR/err.big-$1"
-	wait_until 5 sh -c "tail -n +$_l '$SSHD_LOG' |
-	    grep -q 'Invalid user s\{100\}'"
+	wait_until 5 log_has $_l 'Invalid user s\{100\}'
 	# The name is read only once the whole packet's tag checked out.
-	if tail -n +$_l "$SSHD_LOG" | grep -q "Invalid user s\{100\}" &&
+	if log_has $_l "Invalid user s\{100\}" &&
 	    ! grep -qi "MAC\|corrupt" "$TESTDIR/err.big-$1"; then
 		pass "$1-255k-request-to-server"
 	else

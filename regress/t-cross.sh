@@ -21,12 +21,12 @@ PEER=`"$HPN_PEER_BUILD/ssh" -V 2>&1 | sed 's/,.*//'`
 echo "# $OURS with $PEER"
 PATCHED_BASE=8388608
 
-# patched_cap NAME LOG FROM-LINE: LOG, from FROM-LINE, says the peer is
+# patched_cap NAME LOG MARK: LOG, after MARK (log_mark), says the peer is
 # patched and logs a patched-peer window budget with at least 8 MiB of
 # headroom.
 patched_cap() {
-	if ! tail -n +$3 "$2" | grep -q 'peer SSH-2.0-OpenSSH_[0-9.]*-hpn1 is patched'; then
-		fail "$1" "no 'peer ... is patched' line: `tail -n +$3 "$2" |
+	if ! log_has $3 'peer SSH-2.0-OpenSSH_[0-9.]*-hpn1 is patched' "$2"; then
+		fail "$1" "no 'peer ... is patched' line: `log_since $3 "$2" |
 		    grep 'peer_is_patched' | head -n 1`"
 		return
 	fi
@@ -48,8 +48,7 @@ cross() {
 	for _c in aes128-ctr chacha20-poly1305@openssh.com; do
 		xfer_ssh "$_x-$_c" "$_xs" "$_c" "$DATA"
 	done
-	_from=`wc -l <"$SSHD_LOG"`
-	_from=`expr $_from + 1`
+	_from=`log_mark`
 	_err="$TESTDIR/err.none.$_x"
 	_why=""
 	if "$_xs" -vv -F "$SSH_CONFIG" -o NoneEnabled=yes -o NoneSwitch=yes \
@@ -62,11 +61,10 @@ cross() {
 	check "$_x-none-client" grep -q 'server->client cipher: none' "$_err"
 	check "$_x-none-warning" grep -q 'WARNING: ENABLED NONE CIPHER' "$_err"
 	# The session process logs its transfer line when it ends.
-	wait_until 5 sh -c "tail -n +$_from '$SSHD_LOG' |
-	    grep -q 'Transfer stats:'"
-	check "$_x-none-server" sh -c "tail -n +$_from '$SSHD_LOG' |
-	    grep -q 'Transfer stats: .*cipher_in=none cipher_out=none'"
-	patched_cap "$_x-client-window" "$_err" 1
+	wait_until 5 log_has $_from 'Transfer stats:'
+	check "$_x-none-server" log_has $_from \
+	    'Transfer stats: .*cipher_in=none cipher_out=none'
+	patched_cap "$_x-client-window" "$_err" 0
 	patched_cap "$_x-server-window" "$SSHD_LOG" $_from
 	stop_sshd
 	rm -f "$TESTDIR/none.$_x"

@@ -164,14 +164,6 @@ else
 	fail sshd-bad-option "no line number: $_out"
 fi
 
-# log_from N: the sshd log from line N on.
-log_lines() {
-	wc -l <"$SSHD_LOG"
-}
-log_from() {
-	sed -n "$1,\$p" "$SSHD_LOG"
-}
-
 SSH="$B/ssh"
 
 # A command runs and its exit status comes back.
@@ -191,7 +183,7 @@ fi
 
 # Both banners carry the tag: the server's as ssh sees it, the client's
 # as sshd logs it.
-n0=`log_lines`
+n0=`log_mark`
 "$SSH" -v -F "$SSH_CONFIG" hpntest true 2>"$TESTDIR/err.v"
 if grep -q "remote software version OpenSSH_[^ ]*-$TAG\$" "$TESTDIR/err.v" ||
     grep -q "remote software version OpenSSH_[^ ]*-$TAG " "$TESTDIR/err.v"; then
@@ -200,20 +192,20 @@ else
 	fail banner-server "`grep 'remote software version' "$TESTDIR/err.v"`"
 fi
 sleep 0.5
-if log_from $n0 | grep -q "remote software version OpenSSH_[^ ]*-$TAG"; then
+if log_since $n0 | grep -q "remote software version OpenSSH_[^ ]*-$TAG"; then
 	pass banner-client
 else
-	fail banner-client "`log_from $n0 | grep 'remote software version'`"
+	fail banner-client "`log_since $n0 | grep 'remote software version'`"
 fi
 
 # 16 MiB up and down, byte-exact, with MT-AES-CTR on both sides (2
 # threads forced), the packaged sshd growing the window for a patched
 # client, and its transfer statistics line.
 DATA=`make_data 16777216`
-n0=`log_lines`
+n0=`log_mark`
 xfer_ssh 16M-aes256-ctr "$SSH" aes256-ctr "$DATA"
 sleep 0.5
-log_from $n0 >"$TESTDIR/log.16M"
+log_since $n0 >"$TESTDIR/log.16M"
 if grep -q 'MT-AES-CTR: aes256-ctr in with 2 threads' "$TESTDIR/log.16M"; then
 	pass mtaes-server
 else
@@ -224,7 +216,7 @@ fi
 # TcpRcvBufPoll no the window goes straight to the first budget's need,
 # 8 MiB, and every budget's parts must add up, none past HPNBufferSize
 # (256 MiB).
-_why=`budget_lines "$TESTDIR/log.16M" 1 patched | {
+_why=`budget_lines "$TESTDIR/log.16M" 0 patched | {
 	_n=0
 	while read _b _nd _i _k _p _h _r _t _m; do
 		_n=$((_n + 1))
@@ -250,21 +242,21 @@ fi
 # Debian's stock client (the system's) counts as stock: capped window.
 # 4 MiB, so that the upload turns the 2 MiB window over and it grows.
 if [ -x "$SYS_SSH" ]; then
-	n0=`log_lines`
+	n0=`log_mark`
 	xfer_ssh stock-client "$SYS_SSH" aes128-ctr "`make_data 4194304`"
 	sleep 0.5
-	if log_from $n0 | grep -q 'is stock' &&
-	    log_from $n0 | grep -q 'window 2097152 grows to 8257536'; then
+	if log_since $n0 | grep -q 'is stock' &&
+	    log_since $n0 | grep -q 'window 2097152 grows to 8257536'; then
 		pass window-stock-peer
 	else
-		fail window-stock-peer "`log_from $n0 | grep -E 'peer .* is|grows to' | head -n 2`"
+		fail window-stock-peer "`log_since $n0 | grep -E 'peer .* is|grows to' | head -n 2`"
 	fi
 else
 	skip window-stock-peer "no system ssh at $SYS_SSH"
 fi
 
 # The none cipher after authentication, both sides opting in.
-n0=`log_lines`
+n0=`log_mark`
 small=`make_data 1048576`
 up="$TESTDIR/none.up"
 if "$SSH" -F "$SSH_CONFIG" -o NoneEnabled=yes -o NoneSwitch=yes hpntest \
@@ -272,7 +264,7 @@ if "$SSH" -F "$SSH_CONFIG" -o NoneEnabled=yes -o NoneSwitch=yes hpntest \
     _why=`same_file "$small" "$up"`; then
 	sleep 0.5
 	if grep -q 'WARNING: ENABLED NONE CIPHER' "$TESTDIR/err.none" &&
-	    log_from $n0 | grep -q 'None cipher enabled for 127.0.0.1'; then
+	    log_since $n0 | grep -q 'None cipher enabled for 127.0.0.1'; then
 		pass none-cipher
 	else
 		fail none-cipher "no none-cipher warning / log line"

@@ -31,14 +31,6 @@ our_client_threads() {
 	    "$SSH_CONFIG" >"$SSH_CONFIG.mt" && SSH_CONFIG="$SSH_CONFIG.mt"
 }
 
-# Lines of the sshd log written since a mark.
-log_mark() {
-	wc -l <"$SSHD_LOG" | tr -d ' '
-}
-log_since() {
-	tail -n +`expr $1 + 1` "$SSHD_LOG"
-}
-
 # mt_active NAME LOGFILE CIPHER: both directions of LOGFILE's connection
 # started the engine for CIPHER.
 mt_active() {

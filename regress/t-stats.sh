@@ -157,23 +157,17 @@ check notty-sftp-nonempty grep -q 'sftp> get' "$TESTDIR/nt.hpn.sftp"
 
 # --- Transfer logging
 
-# mark_stats: note how many "Transfer stats:" lines there are now.
-mark_stats() {
-	NSTATS=`grep -c 'Transfer stats: ' "$SSHD_LOG"`
+# stats_line MARK: put the first "Transfer stats:" line logged after MARK
+# (log_mark) in STATS; false if there is none yet.
+stats_line() {
+	STATS=`log_since $1 | grep 'Transfer stats: ' | head -n 1 | tr -d '\r'`
+	[ -n "$STATS" ]
 }
 
-# wait_stats NAME: wait (up to 30 s) for the first line after the mark and
-# put it in STATS; fail NAME if none comes.
+# wait_stats NAME MARK: wait (up to 30 s) for the first line after MARK
+# and put it in STATS; fail NAME if none comes.
 wait_stats() {
-	_i=0
-	NSTATS=`expr $NSTATS + 1`
-	while [ $_i -lt 300 ]; do
-		STATS=`grep 'Transfer stats: ' "$SSHD_LOG" |
-		    sed -n "${NSTATS}p" | tr -d '\r'`
-		[ -n "$STATS" ] && return 0
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
+	wait_until 30 stats_line $2 && return 0
 	fail "$1" "no Transfer stats line after 30 s"
 	return 1
 }
@@ -206,14 +200,14 @@ expect() {
 # Upload 64 MiB and download 32 MiB in one session, rekeying every 16 MiB.
 UP=`make_data 67108864`
 DOWN=`make_data 33554432`
-mark_stats
+m=`log_mark`
 "$SSH" -v -E "$TESTDIR/log.v" -F "$SSH_CONFIG" -c aes256-ctr \
     -o RekeyLimit=16M hpntest "cat >/dev/null; cat $DOWN" <"$UP" \
     >"$TESTDIR/log.out" 2>"$TESTDIR/log.err"
 rc=$?
 if [ $rc -ne 0 ]; then
 	fail log-transfer "ssh exit $rc: `tail -n 1 "$TESTDIR/log.err"`"
-elif wait_stats log-transfer; then
+elif wait_stats log-transfer $m; then
 	echo "# $STATS"
 	# ssh's log lines end in CR LF.
 	tr -d '\r' <"$TESTDIR/log.v" >"$TESTDIR/log.v2"
@@ -252,10 +246,10 @@ elif wait_stats log-transfer; then
 fi
 
 # An AEAD cipher has no separate MAC; compression is reported.
-mark_stats
+m=`log_mark`
 "$SSH" -F "$SSH_CONFIG" -c chacha20-poly1305@openssh.com -o Compression=yes \
     hpntest true
-if wait_stats log-aead; then
+if wait_stats log-aead $m; then
 	expect log-aead cipher_in chacha20-poly1305@openssh.com \
 	    mac_out '<implicit>' comp_in zlib@openssh.com \
 	    comp_out zlib@openssh.com bytes_in 0 bytes_out 0
@@ -263,10 +257,10 @@ fi
 
 # Debian's own client: a banner with a space, quoted whole.
 if [ -x "$SYS_SSH" ]; then
-	mark_stats
+	m=`log_mark`
 	sysbanner=`"$SYS_SSH" -v -F "$SSH_CONFIG" hpntest true 2>&1 |
 	    sed -n 's/^debug1: Local version string //p' | tr -d '\r'`
-	if wait_stats log-banner; then
+	if wait_stats log-banner $m; then
 		expect log-banner client "$sysbanner" user "$USER"
 	fi
 else
@@ -274,14 +268,14 @@ else
 fi
 
 # A client killed with SIGKILL mid-upload: the line still comes, once.
-mark_stats
+m=`log_mark`
 "$SSH" -F "$SSH_CONFIG" hpntest 'cat >/dev/null' </dev/zero 2>/dev/null &
 pid=$!
 hpn_track_pid $pid
 sleep 2
 kill -9 $pid
 wait $pid 2>/dev/null
-if wait_stats log-sigkill; then
+if wait_stats log-sigkill $m; then
 	b=`field bytes_in`
 	if [ -n "$b" ] && [ "$b" -gt 0 ]; then
 		pass log-sigkill
@@ -291,14 +285,14 @@ if wait_stats log-sigkill; then
 fi
 
 # A client that stops answering: ClientAliveInterval times it out.
-mark_stats
+m=`log_mark`
 "$SSH" -F "$SSH_CONFIG" -o ServerAliveInterval=0 hpntest 'sleep 60' \
     </dev/null >/dev/null 2>&1 &
 pid=$!
 hpn_track_pid $pid
 sleep 2
 kill -STOP $pid
-if wait_stats log-timeout; then
+if wait_stats log-timeout $m; then
 	if grep -q 'Timeout, client not responding' "$SSHD_LOG"; then
 		pass log-timeout
 	else
@@ -313,7 +307,7 @@ wait $pid 2>/dev/null
 CTL="$TESTDIR/ctl"
 M8=`make_data 8388608`
 M4=`make_data 4194304`
-mark_stats
+m=`log_mark`
 "$SSH" -F "$SSH_CONFIG" -o ControlMaster=yes -o ControlPath="$CTL" -N \
     hpntest </dev/null >/dev/null 2>&1 &
 mpid=$!
@@ -335,7 +329,7 @@ p3=$!
 wait $p1 $p2 $p3
 "$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" -O exit hpntest 2>/dev/null
 wait $mpid
-if wait_stats log-mux; then
+if wait_stats log-mux $m; then
 	# Three sessions: 8 MiB and 4 MiB up, 4 MiB down.
 	expect log-mux bytes_in 12582912 bytes_out 4194304
 	check log-mux-data test "`wc -c <"$TESTDIR/mux.out"`" -eq 4194304
@@ -345,7 +339,7 @@ fi
 # last in the line, cut to 256 characters: the counters before it stay
 # whole and exact.  paramiko sends the banner and echoes 100000 bytes.
 if /usr/bin/python3 -c 'import paramiko' 2>/dev/null; then
-	mark_stats
+	m=`log_mark`
 	LONGBANNER="SSH-2.0-`head -c 942 /dev/zero | tr '\\0' b`"
 	HPN_PORT=$SSHD_PORT HPN_KEY="$TESTDIR/id_ed25519" HPN_BANNER="$LONGBANNER" \
 	    /usr/bin/python3 - >"$TESTDIR/banner.out" 2>&1 <<'PY'
@@ -373,7 +367,7 @@ print("echoed" if got == data and rc == 0 else "mismatch %d %d" % (len(got), rc)
 PY
 	if ! grep -q '^echoed$' "$TESTDIR/banner.out"; then
 		fail log-long-banner "paramiko: `tail -n 1 "$TESTDIR/banner.out"`"
-	elif wait_stats log-long-banner; then
+	elif wait_stats log-long-banner $m; then
 		want=`printf '%s' "$LONGBANNER" | cut -c1-256`
 		expect log-long-banner bytes_in 100000 bytes_out 100000 \
 		    user "$USER" client "$want"
@@ -392,7 +386,7 @@ PY
 	# sshd disconnects a client that opens a session after
 	# no-more-sessions@openssh.com; ssh_packet_disconnect() closes the
 	# packet layer before cleanup_exit(), which still writes the line.
-	mark_stats
+	m=`log_mark`
 	HPN_PORT=$SSHD_PORT HPN_KEY="$TESTDIR/id_ed25519" \
 	    /usr/bin/python3 - >"$TESTDIR/nomore.out" 2>&1 <<'PY'
 import os, socket, paramiko
@@ -417,7 +411,7 @@ t.close()
 PY
 	if ! grep -q '^refused$' "$TESTDIR/nomore.out"; then
 		fail log-disconnect "paramiko: `tail -n 1 "$TESTDIR/nomore.out"`"
-	elif wait_stats log-disconnect; then
+	elif wait_stats log-disconnect $m; then
 		expect log-disconnect bytes_out 4096 cipher_in aes128-ctr \
 		    cipher_out aes128-ctr addr 127.0.0.1 user "$USER"
 		check log-disconnect-no-crash sh -c "! grep -n \
@@ -465,8 +459,7 @@ for how in idle upload download; do
 	upload)	cmd='exec cat >/dev/null' in=/dev/zero ;;
 	download) cmd='exec cat /dev/zero' in=/dev/null ;;
 	esac
-	mark_stats
-	nexit=`grep -c 'Exiting on signal 15' "$SSHD_LOG"`
+	m=`log_mark`
 	"$SSH" -F "$SSH_CONFIG" hpntest "echo \$PPID >$pidf; $cmd" <$in \
 	    >/dev/null 2>&1 &
 	pid=$!
@@ -485,9 +478,8 @@ for how in idle upload download; do
 	if ! wait_until 2 proc_gone "$spid"; then
 		fail log-sigterm-$how "sshd-session $spid still runs 2 s after SIGTERM"
 		kill -9 "$spid" 2>/dev/null
-	elif wait_stats log-sigterm-$how; then
-		if [ "`grep -c 'Exiting on signal 15' "$SSHD_LOG"`" -gt "$nexit" ]
-		then
+	elif wait_stats log-sigterm-$how $m; then
+		if log_has $m 'Exiting on signal 15'; then
 			pass log-sigterm-$how
 		else
 			fail log-sigterm-$how "no 'Exiting on signal 15' in the log"

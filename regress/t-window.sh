@@ -126,7 +126,7 @@ fi
 lfn_up $LFN_MBIT $LFN_RTT_MS
 DATA=`make_data $SIZE`
 
-# grew NAME LOG FROM-LINE [MAX]: pass if the window grew past stock's
+# grew NAME LOG MARK [MAX]: pass if the window grew past stock's
 # and no further than MAX.
 grew() {
 	_w=`max_window "$2" "$3"`
@@ -149,11 +149,7 @@ did_not_grow() {
 	fi
 }
 
-lines() {
-	expr `wc -l <"$1"` + 1
-}
-
-# peer_budget NAME LOG FROM-LINE KIND BASE [MAX]: the window budgets
+# peer_budget NAME LOG MARK KIND BASE [MAX]: the window budgets
 # logged at debug2 for a KIND (stock or patched) peer (lib.sh's
 # budget_lines), each of which must add up (budget_problem), with headroom
 # BASE (at least) and HPNBufferSize MAX (default WINDOW_MAX), the rate
@@ -208,7 +204,7 @@ peer_budget() {
 # fixed_budget NAME LOG KIND NEED: LOG has KIND's fixed need NEED (no
 # TCP_INFO) and no rate-based budget, and the window grew to exactly NEED.
 fixed_budget() {
-	_w=`max_window "$2" 1`
+	_w=`max_window "$2"`
 	if ! grep -q "$3 peer: window budget [0-9]* = need $4 + [0-9]* for [0-9]* idle channels; need fixed (no TCP_INFO)" "$2"; then
 		fail "$1" "no fixed need $4 logged: `grep "peer: window budget" \
 		    "$2" | head -n 1`"
@@ -233,7 +229,7 @@ same() {
 
 # Session upload and download, our ssh and our sshd.
 lfn_start_sshd hpn hpn "LogLevel DEBUG2"
-from=`lines "$SSHD_LOG"`
+from=`log_mark "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same session-upload "$TESTDIR/up"
@@ -245,15 +241,15 @@ fi
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.log" -F "$SSH_CONFIG" hpntest \
     "cat $DATA" >"$TESTDIR/down"; then
 	same session-download "$TESTDIR/down"
-	peer_budget session-download-budget "$TESTDIR/down.log" 1 patched \
+	peer_budget session-download-budget "$TESTDIR/down.log" 0 patched \
 	    $PATCHED_BASE
-	grew session-download-window "$TESTDIR/down.log" 1 $NEED
+	grew session-download-window "$TESTDIR/down.log" 0 $NEED
 else
 	fail session-download "ssh failed: `tail -n 1 "$TESTDIR/down.log"`"
 fi
 
 # A -L forwarding into a sink in B; sshd receives the channel's data.
-from=`lines "$SSHD_LOG"`
+from=`log_mark "$SSHD_LOG"`
 ip netns exec "$LFN_B" "$TESTDIR/lfnperf" -s $LFN_ADDR_B 5301 \
     "$TESTDIR/fwd" &
 SINK=$!
@@ -295,7 +291,7 @@ until [ -S "$CTL" ] || [ $i -gt 100 ]; do
 	i=`expr $i + 1`
 	sleep 0.1
 done
-from=`lines "$SSHD_LOG"`
+from=`log_mark "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same mux-upload "$TESTDIR/up"
@@ -304,12 +300,12 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
 else
 	fail mux-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
-mfrom=`lines "$TESTDIR/master.log"`
+mfrom=`log_mark "$TESTDIR/master.log"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat $DATA" \
     >"$TESTDIR/down" 2>"$TESTDIR/err"; then
 	same mux-download "$TESTDIR/down"
 	# The master's caps since it started: the highest may come first.
-	peer_budget mux-download-budget "$TESTDIR/master.log" 1 patched \
+	peer_budget mux-download-budget "$TESTDIR/master.log" 0 patched \
 	    $PATCHED_BASE
 	grew mux-download-window "$TESTDIR/master.log" $mfrom $NEED
 else
@@ -320,7 +316,7 @@ wait $MASTER 2>/dev/null
 
 # A stock sender into our sshd: the window grows, but stays within what
 # a stock sender's buffers handle well: the cap.
-from=`lines "$SSHD_LOG"`
+from=`log_mark "$SSHD_LOG"`
 if lfn_a "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same stock-upload "$TESTDIR/up"
@@ -338,14 +334,14 @@ lfn_start_sshd small hpn "LogLevel DEBUG2" "HPNBufferSize 8200"
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same small-upload "$TESTDIR/up"
-	peer_budget small-upload-budget "$SSHD_LOG" 1 patched $PATCHED_BASE \
+	peer_budget small-upload-budget "$SSHD_LOG" 0 patched $PATCHED_BASE \
 	    $SMALL_MAX
 	if [ $NEED -ne $SMALL_MAX ]; then
 		fail small-upload-max "largest need $NEED, not $SMALL_MAX"
 	else
 		pass small-upload-max
 	fi
-	grew small-upload-window "$SSHD_LOG" 1 $SMALL_MAX
+	grew small-upload-window "$SSHD_LOG" 0 $SMALL_MAX
 else
 	fail small-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
@@ -356,14 +352,14 @@ lfn_start_sshd off hpn "LogLevel DEBUG2" "HPNDisabled yes"
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same disabled-upload "$TESTDIR/up"
-	did_not_grow disabled-upload-window "$SSHD_LOG" 1
+	did_not_grow disabled-upload-window "$SSHD_LOG" 0
 else
 	fail disabled-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
 if lfn_a "$SSH" -o HPNDisabled=yes -vv -E "$TESTDIR/down.off.log" \
     -F "$SSH_CONFIG" hpntest "cat $DATA" >"$TESTDIR/down"; then
 	same disabled-download "$TESTDIR/down"
-	did_not_grow disabled-download-window "$TESTDIR/down.off.log" 1
+	did_not_grow disabled-download-window "$TESTDIR/down.off.log" 0
 else
 	fail disabled-download "ssh failed"
 fi
@@ -374,9 +370,9 @@ lfn_start_sshd stock stock
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.stock.log" -F "$SSH_CONFIG" \
     hpntest "cat $DATA" >"$TESTDIR/down"; then
 	same stock-download "$TESTDIR/down"
-	peer_budget stock-download-budget "$TESTDIR/down.stock.log" 1 stock \
+	peer_budget stock-download-budget "$TESTDIR/down.stock.log" 0 stock \
 	    $STOCK_PEER_MAX
-	grew stock-download-window "$TESTDIR/down.stock.log" 1 $NEED
+	grew stock-download-window "$TESTDIR/down.stock.log" 0 $NEED
 else
 	fail stock-download "ssh failed: `tail -n 1 "$TESTDIR/down.stock.log"`"
 fi
@@ -454,9 +450,9 @@ lfn_start_sshd long hpn "LogLevel DEBUG2" "MaxSessions 20"
 if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
     2>"$TESTDIR/err"; then
 	same long-upload "$TESTDIR/up"
-	peer_budget long-upload-budget "$SSHD_LOG" 1 patched $PATCHED_BASE
-	grew long-upload-window "$SSHD_LOG" 1 $NEED
-	_w=`max_window "$SSHD_LOG" 1`
+	peer_budget long-upload-budget "$SSHD_LOG" 0 patched $PATCHED_BASE
+	grew long-upload-window "$SSHD_LOG" 0 $NEED
+	_w=`max_window "$SSHD_LOG"`
 	if [ "${_w:-0}" -gt $OLD_MAX ]; then
 		pass long-upload-past-32M
 	else
@@ -484,10 +480,10 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
 else
 	fail mux16-alone "ssh failed: `tail -n 1 "$TESTDIR/err"`"
 fi
-from=`lines "$SSHD_LOG"`
-# sessions_open N: sshd opened at least N session channels since FROM.
+from=`log_mark "$SSHD_LOG"`
+# sessions_open N: sshd opened at least N session channels since the mark.
 sessions_open() {
-	test "`tail -n +$from "$SSHD_LOG" |
+	test "`log_since $from |
 	    grep -c 'channel [0-9]*: new session'`" -ge $1
 }
 lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" </dev/zero \
@@ -513,12 +509,12 @@ hwm0=`sessions_hwm`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
 	same mux16-upload "$TESTDIR/up"
-	if tail -n +$from "$SSHD_LOG" | grep -q "Accepted "; then
+	if log_since $from | grep -q "Accepted "; then
 		fail mux16-one-connection "a session did not go through the master"
 	else
 		pass mux16-one-connection
 	fi
-	grows=`tail -n +$from "$SSHD_LOG" |
+	grows=`log_since $from |
 	    sed -n 's/.*channel \([0-9]*\): window [0-9]* grows to.*/\1/p' |
 	    sort -u`
 	if [ -z "$grows" ]; then
