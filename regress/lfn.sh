@@ -132,13 +132,8 @@ lfn_up() {
 	ip netns exec "$LFN_B" "$TESTDIR/lfnperf" -s $LFN_ADDR_B 5201 &
 	LFN_PERF_PID=$!
 	hpn_track_pid $LFN_PERF_PID
-	_i=0
-	until lfn_a "$TESTDIR/lfnperf" -r $LFN_ADDR_B 5201 1 >/dev/null 2>&1
-	do
-		_i=`expr $_i + 1`
-		[ $_i -lt 50 ] || die "the emulated link does not pass traffic"
-		sleep 0.1
-	done
+	wait_until 5 lfn_a "$TESTDIR/lfnperf" -r $LFN_ADDR_B 5201 1 \
+	    >/dev/null 2>&1 || die "the emulated link does not pass traffic"
 	LFN_RTT=`lfn_rtt`
 	_lo=`expr $_rtt - 2`
 	_hi=`expr $_rtt + $_rtt / 5 + 5`
@@ -187,6 +182,17 @@ lfn_rtt() {
 	lfn_a "$TESTDIR/lfnperf" -r $LFN_ADDR_B 5201 5
 }
 
+# _lfn_sshd_settled: the sshd started last says it listens on the link
+# (then _lfn_listens=yes), or it has ended.
+_lfn_sshd_settled() {
+	_lfn_listens=no
+	if grep -q "Server listening on $LFN_ADDR_B port" "$SSHD_LOG"; then
+		_lfn_listens=yes
+		return 0
+	fi
+	! kill -0 $SSHD_PID 2>/dev/null
+}
+
 # lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]: as start_sshd, in B.
 lfn_start_sshd() {
 	_name="$1"
@@ -207,19 +213,13 @@ lfn_start_sshd() {
 	ip netns exec "$LFN_B" "$_b/sshd" -D -f "$_conf" -E "$SSHD_LOG" &
 	SSHD_PID=$!
 	hpn_track_pid $SSHD_PID
-	_i=0
-	while [ $_i -lt 100 ]; do
-		if grep -q "Server listening on $LFN_ADDR_B port" "$SSHD_LOG"
-		then
-			_write_ssh_config "$_name"
-			sed -i "s/HostName 127.0.0.1/HostName $LFN_ADDR_B/" \
-			    "$SSH_CONFIG"
-			return 0
-		fi
-		kill -0 $SSHD_PID 2>/dev/null || break
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
+	wait_until 10 _lfn_sshd_settled
+	if [ $_lfn_listens = yes ]; then
+		_write_ssh_config "$_name"
+		sed -i "s/HostName 127.0.0.1/HostName $LFN_ADDR_B/" \
+		    "$SSH_CONFIG"
+		return 0
+	fi
 	tail -n 20 "$SSHD_LOG" >&2
 	die "sshd ($_flavour) did not start in $LFN_B"
 }

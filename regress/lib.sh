@@ -95,11 +95,7 @@ _hpn_cleanup() {
 	done
 	for _p in $_hpn_pids; do
 		# Give each a moment, then insist.
-		_i=0
-		while kill -0 "$_p" 2>/dev/null && [ $_i -lt 20 ]; do
-			sleep 0.1
-			_i=`expr $_i + 1`
-		done
+		wait_until 2 not kill -0 "$_p" 2>/dev/null
 		kill -9 "$_p" 2>/dev/null
 	done
 	eval "$_hpn_cleanups"
@@ -330,11 +326,7 @@ EOF
 stop_sshd() {
 	kill $SSHD_PID 2>/dev/null
 	wait $SSHD_PID 2>/dev/null
-	_i=0
-	while kill -0 $SSHD_PID 2>/dev/null && [ $_i -lt 50 ]; do
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
+	wait_until 5 not kill -0 $SSHD_PID 2>/dev/null
 	return 0
 }
 
@@ -444,6 +436,11 @@ wait_until() {
 		_wu_left=`expr $_wu_left - 1`
 	done
 	return 0
+}
+
+# not CMD...: true if CMD fails.
+not() {
+	! "$@"
 }
 
 # proc_gone PID: true once process PID has ended (a zombie has ended too).

@@ -142,18 +142,18 @@ hpn_track_pid $cpid
 want=`expr 2 \* $NT + 1`
 ct=0
 st=0
-i=0
-while [ $i -lt 50 ]; do
+# threads_up: ct and st, the threads of ssh and of the busiest sshd
+# session process, are both at least $want.
+threads_up() {
 	ct=`nthreads $cpid`
 	st=0
 	for p in `descendants $SERVER_PID`; do
 		t=`nthreads $p`
 		[ "$t" -gt "$st" ] && st=$t
 	done
-	[ "$ct" -ge $want ] && [ "$st" -ge $want ] && break
-	sleep 0.1
-	i=`expr $i + 1`
-done
+	[ "$ct" -ge $want ] && [ "$st" -ge $want ]
+}
+wait_until 5 threads_up
 if [ "$ct" -ge $want ]; then
 	pass client-threads
 else
@@ -182,11 +182,7 @@ rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
 "$SSH" -f -F "$SSH_CONFIG" -c aes256-ctr -E "$TESTDIR/fork.log" -v \
     hpntest "head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
     >"$TESTDIR/f.out"
-i=0
-while ! grep -q "Exit status" "$TESTDIR/fork.log" && [ $i -lt 600 ]; do
-	sleep 0.1
-	i=`expr $i + 1`
-done
+wait_until 60 grep -q "Exit status" "$TESTDIR/fork.log"
 if why=`same_file "$TESTDIR/f.src" "$TESTDIR/f.out"`; then
 	pass fork-after-auth
 else
@@ -207,11 +203,7 @@ rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
     -o ExitOnForwardFailure=yes -R 0:127.0.0.1:9 \
     hpntest "sleep 1; head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
     >"$TESTDIR/f.out"
-i=0
-while ! grep -q "Exit status" "$TESTDIR/fork2.log" && [ $i -lt 600 ]; do
-	sleep 0.1
-	i=`expr $i + 1`
-done
+wait_until 60 grep -q "Exit status" "$TESTDIR/fork2.log"
 if why=`same_file "$TESTDIR/f.src" "$TESTDIR/f.out"`; then
 	pass deferred-fork
 else
@@ -375,18 +367,20 @@ A60K=`head -c 61440 /dev/zero | tr '\0' a`
 E40K=`head -c 40960 /dev/zero | tr '\0' e`
 S40K=`head -c 40960 /dev/zero | tr '\0' s`
 
+# mt_in_or_traffic SSH-PROG WAIT-LOG: true once WAIT-LOG says MT runs
+# inbound; else some traffic through the master at $CTL, which lets the
+# loop run and the rekey finish.
+mt_in_or_traffic() {
+	grep -q "MT-AES-CTR: aes256-ctr in with" "$2" && return 0
+	"$1" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest true
+	return 1
+}
+
 # big_packets NAME SSH-PROG WAIT-LOG: via the master at $CTL.
 big_packets() {
 	_n="$1"
 	_p="$2"
-	_i=0
-	while ! grep -q "MT-AES-CTR: aes256-ctr in with" "$3" &&
-	    [ $_i -lt 100 ]; do
-		# Traffic lets the loop run and the rekey finish.
-		"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest true
-		sleep 0.1
-		_i=`expr $_i + 1`
-	done
+	wait_until 10 mt_in_or_traffic "$_p" "$3"
 	mt_active "$_n-mt-before-big-packets" "$3" aes256-ctr
 	_out=`"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest \
 	    "echo $A60K" | wc -c | tr -d ' '`

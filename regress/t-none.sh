@@ -345,11 +345,7 @@ fi
 if [ -x /usr/bin/python3 ]; then
 	"$HPN_BUILD/ssh-agent" -D -a "$TESTDIR/agent.sock" >/dev/null 2>&1 &
 	hpn_track_pid $!
-	i=0
-	while [ $i -lt 50 ] && [ ! -S "$TESTDIR/agent.sock" ]; do
-		sleep 0.1
-		i=`expr $i + 1`
-	done
+	wait_until 5 test -S "$TESTDIR/agent.sock"
 	PWNED="$TESTDIR/pwned"
 	RLOG="$TESTDIR/relay.log"
 	: >"$RLOG"
@@ -437,11 +433,7 @@ for round in 1 2 3 4 5 6; do
 	    2>"$TESTDIR/err.ptymaster" &
 	MASTER=$!
 	hpn_track_pid $MASTER
-	i=0
-	while [ $i -lt 100 ] && [ ! -S "$CTL" ]; do
-		sleep 0.1
-		i=`expr $i + 1`
-	done
+	wait_until 10 test -S "$CTL"
 	head -c 4000000000 /dev/zero |
 	    "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest 'cat >/dev/null' \
 	    2>/dev/null &

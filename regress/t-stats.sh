@@ -312,11 +312,7 @@ m=`log_mark`
     hpntest </dev/null >/dev/null 2>&1 &
 mpid=$!
 hpn_track_pid $mpid
-i=0
-while [ ! -S "$CTL" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=`expr $i + 1`
-done
+wait_until 10 test -S "$CTL"
 "$SSH" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest 'cat >/dev/null' \
     <"$M8" &
 p1=$!

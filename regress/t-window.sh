@@ -259,14 +259,12 @@ ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -N \
     hpntest 2>"$TESTDIR/fwd.err" &
 FWD=$!
 hpn_track_pid $FWD
-i=0
-until lfn_a ss -Htln "sport = :5302" | grep -q .; do
-	i=`expr $i + 1`
-	if [ $i -gt 100 ] || ! kill -0 $FWD 2>/dev/null; then
-		break
-	fi
-	sleep 0.1
-done
+# fwd_settled: the forward listens, or its ssh has ended.
+fwd_settled() {
+	lfn_a ss -Htln "sport = :5302" | grep -q . ||
+	    ! kill -0 $FWD 2>/dev/null
+}
+wait_until 10 fwd_settled
 if lfn_a "$TESTDIR/lfnperf" -c 127.0.0.1 5302 "@$DATA" >/dev/null; then
 	wait $SINK
 	same forward-L "$TESTDIR/fwd"
@@ -286,11 +284,7 @@ ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N -vv \
     -E "$TESTDIR/master.log" hpntest &
 MASTER=$!
 hpn_track_pid $MASTER
-i=0
-until [ -S "$CTL" ] || [ $i -gt 100 ]; do
-	i=`expr $i + 1`
-	sleep 0.1
-done
+wait_until 10 test -S "$CTL"
 from=`log_mark "$SSHD_LOG"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
     <"$DATA" 2>"$TESTDIR/err"; then
