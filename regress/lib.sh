@@ -59,6 +59,23 @@ skip() {
 	echo "SKIP $SUITE/$1: $2" >>"$HPN_RESULTS"
 }
 
+# check_has NAME FILE PATTERN: pass if a line of FILE matches PATTERN
+# (grep).  check_has_not NAME FILE PATTERN: pass if none does.
+check_has() {
+	if grep -q -- "$3" "$2"; then
+		pass "$1"
+	else
+		fail "$1" "no '$3' in `basename "$2"`"
+	fi
+}
+check_has_not() {
+	if grep -q -- "$3" "$2"; then
+		fail "$1" "'`grep -- "$3" "$2" | head -n1`' in `basename "$2"`"
+	else
+		pass "$1"
+	fi
+}
+
 # check NAME COMMAND...: pass if COMMAND succeeds, else fail with the last
 # line of its output.
 check() {

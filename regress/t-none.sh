@@ -49,22 +49,6 @@ download() {
 	rm -f "$TESTDIR/down.$_n"
 }
 
-# expect NAME FILE PATTERN / refute NAME FILE PATTERN
-expect() {
-	if grep -q -- "$3" "$2"; then
-		pass "$1"
-	else
-		fail "$1" "no '$3' in `basename "$2"`"
-	fi
-}
-refute() {
-	if grep -q -- "$3" "$2"; then
-		fail "$1" "'`grep -- "$3" "$2" | head -n1`' in `basename "$2"`"
-	else
-		pass "$1"
-	fi
-}
-
 # --- Hand-written KEXINIT proposals between two in-memory endpoints
 # (regress/unit/test_none_kex.c, linked with the patched libssh): none is
 # refused before authentication even when both sides ask for it; sshd's
@@ -117,7 +101,7 @@ if "$SSH" -G -F "$TESTDIR/ssh_config.bad" host >/dev/null \
     2>"$TESTDIR/err.bad"; then
 	fail ssh-bad-value "NoneEnabled maybe accepted"
 else
-	expect ssh-bad-value "$TESTDIR/err.bad" "line 2"
+	check_has ssh-bad-value "$TESTDIR/err.bad" "line 2"
 fi
 if "$SSH" -G -F /dev/null -o NoneMacEnabled=sometimes host >/dev/null \
     2>"$TESTDIR/err.bad2"; then
@@ -152,7 +136,7 @@ if "$HPN_BUILD/sshd" -t -f "$TESTDIR/sshd_config.bad" \
     >/dev/null 2>"$TESTDIR/err.sbad"; then
 	fail sshd-bad-value "NoneMacEnabled perhaps accepted"
 else
-	expect sshd-bad-value "$TESTDIR/err.sbad" "line 2"
+	check_has sshd-bad-value "$TESTDIR/err.sbad" "line 2"
 fi
 
 # none is never listed among the usable algorithms.
@@ -180,7 +164,7 @@ if "$SSH" -F "$TESTDIR/ssh_config.cnone" hpntest true \
     2>"$TESTDIR/err.cnone"; then
 	fail preauth-config-ciphers "Ciphers none in a config connected"
 else
-	expect preauth-config-ciphers "$TESTDIR/err.cnone" "line 2"
+	check_has preauth-config-ciphers "$TESTDIR/err.cnone" "line 2"
 fi
 for kw in Ciphers MACs; do
 	sed "s/^NoneEnabled yes/$kw none/" "$TESTDIR/sshd_config.T" \
@@ -189,7 +173,7 @@ for kw in Ciphers MACs; do
 	    >/dev/null 2>"$TESTDIR/err.s$kw"; then
 		fail "preauth-sshd-$kw" "sshd accepted $kw none"
 	else
-		expect "preauth-sshd-$kw" "$TESTDIR/err.s$kw" "line 2"
+		check_has "preauth-sshd-$kw" "$TESTDIR/err.s$kw" "line 2"
 	fi
 done
 
@@ -223,14 +207,14 @@ fi
 # --- The switch: our client and server both opted in.
 upload switch $NONE
 download switch $NONE
-expect switch-client-warning "$TESTDIR/err.switch" "$WARN"
-refute switch-mac-kept "$TESTDIR/err.switch" "$WARNMAC"
-expect switch-server-log "$SSHD_LOG" \
+check_has switch-client-warning "$TESTDIR/err.switch" "$WARN"
+check_has_not switch-mac-kept "$TESTDIR/err.switch" "$WARNMAC"
+check_has switch-server-log "$SSHD_LOG" \
     "None cipher enabled for 127.0.0.1 port [0-9]*: data is not encrypted"
-expect switch-server-kex "$SSHD_LOG" \
+check_has switch-server-kex "$SSHD_LOG" \
     "kex: client->server cipher: none MAC: [a-z]"
-refute switch-server-mac "$SSHD_LOG" "cipher: none MAC: none"
-refute switch-not-preauth "$SSHD_LOG" "cipher: none .*\[preauth\]"
+check_has_not switch-server-mac "$SSHD_LOG" "cipher: none MAC: none"
+check_has_not switch-not-preauth "$SSHD_LOG" "cipher: none .*\[preauth\]"
 if [ "`log_count 0 'kex: client->server cipher: none'`" -eq 3 ]; then
 	pass switch-each-connection
 else
@@ -240,9 +224,9 @@ fi
 
 # Only the client asked for the none MAC: the MAC stays.
 upload mac-client-only $NONE -o NoneMacEnabled=yes
-refute mac-client-only-kept "$TESTDIR/err.mac-client-only" "$WARNMAC"
-expect mac-client-only-cipher "$TESTDIR/err.mac-client-only" "$WARN"
-refute mac-client-only-server "$SSHD_LOG" "cipher: none MAC: none"
+check_has_not mac-client-only-kept "$TESTDIR/err.mac-client-only" "$WARNMAC"
+check_has mac-client-only-cipher "$TESTDIR/err.mac-client-only" "$WARN"
+check_has_not mac-client-only-server "$SSHD_LOG" "cipher: none MAC: none"
 
 # A tty: the client does not switch, and says so.
 mk=`log_mark`
@@ -253,8 +237,8 @@ if grep -q "^/dev/" "$TESTDIR/out.tty"; then
 else
 	fail tty-session "no tty: `head -n1 "$TESTDIR/out.tty"`"
 fi
-expect tty-message "$TESTDIR/err.tty" "NoneSwitch: the session has a tty"
-refute tty-no-warning "$TESTDIR/err.tty" "$WARN"
+check_has tty-message "$TESTDIR/err.tty" "NoneSwitch: the session has a tty"
+check_has_not tty-no-warning "$TESTDIR/err.tty" "$WARN"
 sleep 0.5
 if ! log_has $mk "None cipher enabled"; then
 	pass tty-no-switch
@@ -272,7 +256,7 @@ CTL="$TESTDIR/ctl"
 MASTER=$!
 hpn_track_pid $MASTER
 wait_until 10 grep -q "$WARN" "$TESTDIR/err.master"
-expect mux-master-switched "$TESTDIR/err.master" "$WARN"
+check_has mux-master-switched "$TESTDIR/err.master" "$WARN"
 if "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest 'echo mux-ok' </dev/null \
     >"$TESTDIR/out.muxwarn" 2>"$TESTDIR/err.muxwarn" &&
     grep -qx mux-ok "$TESTDIR/out.muxwarn"; then
@@ -280,7 +264,7 @@ if "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest 'echo mux-ok' </dev/null \
 else
 	fail mux-session "`tail -n1 "$TESTDIR/err.muxwarn"`"
 fi
-expect mux-client-warning "$TESTDIR/err.muxwarn" "^$WARN"
+check_has mux-client-warning "$TESTDIR/err.muxwarn" "^$WARN"
 mk=`log_mark`
 if "$SSH" -F "$SSH_CONFIG" -S "$CTL" -tt hpntest 'tty; exit 0' </dev/null \
     >"$TESTDIR/out.muxtty" 2>"$TESTDIR/err.muxtty"; then
@@ -293,8 +277,8 @@ if grep -q "^/dev/" "$TESTDIR/out.muxtty"; then
 else
 	pass mux-no-tty
 fi
-expect mux-tty-warning "$TESTDIR/err.muxtty" "$WARN"
-expect mux-tty-told "$TESTDIR/err.muxtty" \
+check_has mux-tty-warning "$TESTDIR/err.muxtty" "$WARN"
+check_has mux-tty-told "$TESTDIR/err.muxtty" \
     "NoneSwitch: the connection uses the none cipher, no tty for this session"
 if ! log_has $mk "Refusing pty request"; then
 	pass mux-tty-not-asked
@@ -309,16 +293,16 @@ stop_sshd
 # Only the server allows the none MAC: the MAC stays.
 start_sshd nonemac hpn "NoneEnabled yes" "NoneMacEnabled yes"
 upload mac-server-only $NONE
-expect mac-server-only-cipher "$TESTDIR/err.mac-server-only" "$WARN"
-refute mac-server-only-kept "$TESTDIR/err.mac-server-only" "$WARNMAC"
-refute mac-server-only-server "$SSHD_LOG" "cipher: none MAC: none"
+check_has mac-server-only-cipher "$TESTDIR/err.mac-server-only" "$WARN"
+check_has_not mac-server-only-kept "$TESTDIR/err.mac-server-only" "$WARNMAC"
+check_has_not mac-server-only-server "$SSHD_LOG" "cipher: none MAC: none"
 
 # Both sides enabled the none MAC.  It goes in a second key exchange,
 # once the session's command was requested.
 upload nonemac $NONE -o NoneMacEnabled=yes -v
-expect nonemac-client-warning "$TESTDIR/err.nonemac" "$WARNMAC"
-expect nonemac-server-kex "$SSHD_LOG" "kex: client->server cipher: none MAC: none"
-expect nonemac-server-log "$SSHD_LOG" \
+check_has nonemac-client-warning "$TESTDIR/err.nonemac" "$WARNMAC"
+check_has nonemac-server-kex "$SSHD_LOG" "kex: client->server cipher: none MAC: none"
+check_has nonemac-server-log "$SSHD_LOG" \
     "None MAC enabled for 127.0.0.1 port [0-9]*: data is not authenticated"
 grep "kex: client->server cipher: none\|Sending command\|rekeying to offer" \
     "$TESTDIR/err.nonemac" | sed "s/^debug1: //" | tr -d "\r" \
@@ -362,19 +346,19 @@ if [ -x /usr/bin/python3 ]; then
 		[ -e "$PWNED" ] && break
 		sleep 0.2
 	done
-	expect relay-injected "$RLOG" "^open sent to server"
+	check_has relay-injected "$RLOG" "^open sent to server"
 	if [ -e "$PWNED" ]; then
 		fail relay-no-exec "the injected command ran"
 	else
 		pass relay-no-exec
 	fi
-	expect relay-server-refused "$RLOG" "^server open-failure"
-	refute relay-server-no-confirm "$RLOG" "^server open-confirmation"
-	expect relay-server-log "$SSHD_LOG" "Refusing channel open \"session\" from 127.0.0.1 port [0-9]*: the connection uses the none MAC"
-	expect relay-client-injected "$RLOG" "^open sent to client"
-	expect relay-client-refused "$RLOG" "^client open-failure"
-	refute relay-client-no-confirm "$RLOG" "^client open-confirmation"
-	expect relay-client-log "$TESTDIR/err.relay" "Refusing channel open \"auth-agent@openssh.com\" from [A-Z0-9.]* port [0-9]*: the connection uses the none MAC"
+	check_has relay-server-refused "$RLOG" "^server open-failure"
+	check_has_not relay-server-no-confirm "$RLOG" "^server open-confirmation"
+	check_has relay-server-log "$SSHD_LOG" "Refusing channel open \"session\" from 127.0.0.1 port [0-9]*: the connection uses the none MAC"
+	check_has relay-client-injected "$RLOG" "^open sent to client"
+	check_has relay-client-refused "$RLOG" "^client open-failure"
+	check_has_not relay-client-no-confirm "$RLOG" "^client open-confirmation"
+	check_has relay-client-log "$TESTDIR/err.relay" "Refusing channel open \"auth-agent@openssh.com\" from [A-Z0-9.]* port [0-9]*: the connection uses the none MAC"
 else
 	skip relay "no /usr/bin/python3"
 fi
@@ -388,7 +372,7 @@ hpn_track_pid $MASTER
 wait_until 10 grep -q "$WARN" "$TESTDIR/err.macmaster"
 mk=`log_mark`
 upload macmux -S "$CTL"
-refute macmux-mac-kept "$TESTDIR/err.macmaster" "$WARNMAC"
+check_has_not macmux-mac-kept "$TESTDIR/err.macmaster" "$WARNMAC"
 if ! log_has $mk "None MAC enabled"; then
 	pass macmux-server-mac-kept
 else
@@ -461,14 +445,14 @@ if [ $nbad -eq 0 ] && [ $nok -eq 18 ]; then
 else
 	fail ptyrekey-ttys "$nbad of 18 pty sessions got no tty"
 fi
-refute ptyrekey-no-refusal "$SSHD_LOG" "Refusing pty"
+check_has_not ptyrekey-no-refusal "$SSHD_LOG" "Refusing pty"
 nk=`log_count 0 'kex: client->server cipher:'`
 if [ "$nk" -gt 30 ]; then
 	pass ptyrekey-rekeyed
 else
 	fail ptyrekey-rekeyed "only $nk key exchanges"
 fi
-refute ptyrekey-encrypted "$SSHD_LOG" "cipher: none"
+check_has_not ptyrekey-encrypted "$SSHD_LOG" "cipher: none"
 stop_sshd
 
 # Rekeys after the switch keep the none cipher.
@@ -499,8 +483,8 @@ stop_sshd
 start_sshd off hpn
 upload off $NONE
 download off $NONE
-refute off-no-warning "$TESTDIR/err.off" "$WARN"
-refute off-encrypted "$SSHD_LOG" "cipher: none"
+check_has_not off-no-warning "$TESTDIR/err.off" "$WARN"
+check_has_not off-encrypted "$SSHD_LOG" "cipher: none"
 if [ "`log_count 0 'kex: client->server cipher:'`" -eq 4 ]; then
 	pass off-rekeyed
 else
@@ -513,10 +497,10 @@ if have_progs "$SYS_SSHD"; then
 	start_sshd system system
 	upload system $NONE -v
 	download system $NONE
-	refute system-no-warning "$TESTDIR/err.system" "$WARN"
-	expect system-offered "$TESTDIR/err.system" \
+	check_has_not system-no-warning "$TESTDIR/err.system" "$WARN"
+	check_has system-offered "$TESTDIR/err.system" \
 	    "NoneSwitch: rekeying to offer the none cipher"
-	refute system-encrypted "$TESTDIR/err.system" "kex: server->client cipher: none"
+	check_has_not system-encrypted "$TESTDIR/err.system" "kex: server->client cipher: none"
 	if [ "`log_count 0 'kex: client->server cipher:' "$TESTDIR/err.system"`" -ge 2 ]; then
 		pass system-rekeyed
 	else

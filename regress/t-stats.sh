@@ -180,8 +180,8 @@ field() {
 	esac
 }
 
-# expect NAME KEY VALUE...: each KEY has VALUE in STATS.
-expect() {
+# check_stats NAME KEY VALUE...: each KEY has VALUE in STATS.
+check_stats() {
 	_n="$1"
 	shift
 	_why=""
@@ -220,12 +220,12 @@ elif wait_stats log-transfer $m; then
 	nrekey=`grep -c 'debug1: rekey ' "$TESTDIR/log.v2"`
 	# Whatever the remote shell printed on stderr moved too.
 	errb=`wc -c <"$TESTDIR/log.err"`
-	expect log-bytes bytes_in 67108864 \
+	check_stats log-bytes bytes_in 67108864 \
 	    bytes_out `expr \`wc -c <"$TESTDIR/log.out"\` + $errb`
 	check log-download-size test "`wc -c <"$TESTDIR/log.out"`" -eq 33554432
-	expect log-algorithms cipher_in aes256-ctr cipher_out aes256-ctr \
+	check_stats log-algorithms cipher_in aes256-ctr cipher_out aes256-ctr \
 	    mac_in "$mac" mac_out "$mac" comp_in none comp_out none kex "$kex"
-	expect log-who addr 127.0.0.1 user "$USER" client "$banner"
+	check_stats log-who addr 127.0.0.1 user "$USER" client "$banner"
 	check log-rekeyed test "$nrekey" -ge 2
 	case "`field duration`/`field rate_in_Bps`/`field port`" in
 	[0-9]*.[0-9][0-9][0-9]/[0-9]*/[0-9]*)
@@ -250,7 +250,7 @@ m=`log_mark`
 "$SSH" -F "$SSH_CONFIG" -c chacha20-poly1305@openssh.com -o Compression=yes \
     hpntest true
 if wait_stats log-aead $m; then
-	expect log-aead cipher_in chacha20-poly1305@openssh.com \
+	check_stats log-aead cipher_in chacha20-poly1305@openssh.com \
 	    mac_out '<implicit>' comp_in zlib@openssh.com \
 	    comp_out zlib@openssh.com bytes_in 0 bytes_out 0
 fi
@@ -261,7 +261,7 @@ if [ -x "$SYS_SSH" ]; then
 	sysbanner=`"$SYS_SSH" -v -F "$SSH_CONFIG" hpntest true 2>&1 |
 	    sed -n 's/^debug1: Local version string //p' | tr -d '\r'`
 	if wait_stats log-banner $m; then
-		expect log-banner client "$sysbanner" user "$USER"
+		check_stats log-banner client "$sysbanner" user "$USER"
 	fi
 else
 	skip log-banner "no $SYS_SSH"
@@ -327,7 +327,7 @@ wait $p1 $p2 $p3
 wait $mpid
 if wait_stats log-mux $m; then
 	# Three sessions: 8 MiB and 4 MiB up, 4 MiB down.
-	expect log-mux bytes_in 12582912 bytes_out 4194304
+	check_stats log-mux bytes_in 12582912 bytes_out 4194304
 	check log-mux-data test "`wc -c <"$TESTDIR/mux.out"`" -eq 4194304
 fi
 
@@ -365,7 +365,7 @@ PY
 		fail log-long-banner "paramiko: `tail -n 1 "$TESTDIR/banner.out"`"
 	elif wait_stats log-long-banner $m; then
 		want=`printf '%s' "$LONGBANNER" | cut -c1-256`
-		expect log-long-banner bytes_in 100000 bytes_out 100000 \
+		check_stats log-long-banner bytes_in 100000 bytes_out 100000 \
 		    user "$USER" client "$want"
 		case "$STATS" in
 		*" client=\"$want\"")
@@ -408,7 +408,7 @@ PY
 	if ! grep -q '^refused$' "$TESTDIR/nomore.out"; then
 		fail log-disconnect "paramiko: `tail -n 1 "$TESTDIR/nomore.out"`"
 	elif wait_stats log-disconnect $m; then
-		expect log-disconnect bytes_out 4096 cipher_in aes128-ctr \
+		check_stats log-disconnect bytes_out 4096 cipher_in aes128-ctr \
 		    cipher_out aes128-ctr addr 127.0.0.1 user "$USER"
 		check log-disconnect-no-crash sh -c "! grep -n \
 		    'terminated by signal\|killed by signal' '$SSHD_LOG'"
