@@ -501,16 +501,16 @@ same_file() {
 
 # The standard transfer checks between a client and a server.
 #
-# xfer_ssh NAME SSH CIPHER DATA: upload DATA with 'cat > file' and
-# download it with 'cat file', checking both byte for byte.
-xfer_ssh() {
+# xfer_up NAME SSH DATA [SSH-ARG...]: upload DATA with 'cat > file' and
+# check it byte for byte; ssh's stderr is left in $TESTDIR/err.NAME.
+xfer_up() {
 	_n="$1"
 	_ssh="$2"
-	_c="$3"
-	_d="$4"
+	_d="$3"
+	shift 3
 	_up="$TESTDIR/up.$$.$_n"
-	rm -f "$_up" "$_up.down"
-	if ! "$_ssh" -F "$SSH_CONFIG" -c "$_c" hpntest "cat > $_up" \
+	rm -f "$_up"
+	if ! "$_ssh" -F "$SSH_CONFIG" "$@" hpntest "cat > $_up" \
 	    <"$_d" 2>"$TESTDIR/err.$_n"; then
 		fail "$_n-upload" "ssh failed: `tail -n1 "$TESTDIR/err.$_n"`"
 	elif _why=`same_file "$_d" "$_up"`; then
@@ -518,15 +518,36 @@ xfer_ssh() {
 	else
 		fail "$_n-upload" "$_why"
 	fi
-	if ! "$_ssh" -F "$SSH_CONFIG" -c "$_c" hpntest "cat $_d" \
-	    >"$_up.down" 2>"$TESTDIR/err.$_n"; then
-		fail "$_n-download" "ssh failed: `tail -n1 "$TESTDIR/err.$_n"`"
-	elif _why=`same_file "$_d" "$_up.down"`; then
+	rm -f "$_up"
+}
+
+# xfer_down NAME SSH DATA [SSH-ARG...]: download DATA with 'cat DATA' and
+# check it byte for byte; ssh's stderr is left in $TESTDIR/err.NAME.down.
+xfer_down() {
+	_n="$1"
+	_ssh="$2"
+	_d="$3"
+	shift 3
+	_down="$TESTDIR/down.$$.$_n"
+	rm -f "$_down"
+	if ! "$_ssh" -F "$SSH_CONFIG" "$@" hpntest "cat $_d" \
+	    >"$_down" 2>"$TESTDIR/err.$_n.down"; then
+		fail "$_n-download" \
+		    "ssh failed: `tail -n1 "$TESTDIR/err.$_n.down"`"
+	elif _why=`same_file "$_d" "$_down"`; then
 		pass "$_n-download"
 	else
 		fail "$_n-download" "$_why"
 	fi
-	rm -f "$_up" "$_up.down"
+	rm -f "$_down"
+}
+
+# xfer_ssh NAME SSH CIPHER DATA: xfer_up and xfer_down with CIPHER; the
+# download's stderr is left in $TESTDIR/err.NAME.
+xfer_ssh() {
+	xfer_up "$1" "$2" "$4" -c "$3"
+	xfer_down "$1" "$2" "$4" -c "$3"
+	mv -f "$TESTDIR/err.$1.down" "$TESTDIR/err.$1"
 }
 
 # xfer_scp NAME SCP SSH DATA [SCP-FLAG] / xfer_sftp NAME SFTP SSH DATA:

@@ -15,40 +15,6 @@ WARN="WARNING: ENABLED NONE CIPHER"
 WARNMAC="WARNING: ENABLED NONE MAC"
 DATA=`make_data $SIZE`
 
-# upload NAME [SSH-ARGS...]: send $DATA with "cat >", check it byte for
-# byte; the client's stderr is left in $TESTDIR/err.NAME.
-upload() {
-	_n="$1"
-	shift
-	rm -f "$TESTDIR/up.$_n"
-	if ! "$SSH" -F "$SSH_CONFIG" "$@" hpntest "cat > $TESTDIR/up.$_n" \
-	    <"$DATA" 2>"$TESTDIR/err.$_n"; then
-		fail "$_n-upload" "ssh failed: `tail -n1 "$TESTDIR/err.$_n"`"
-	elif _why=`same_file "$DATA" "$TESTDIR/up.$_n"`; then
-		pass "$_n-upload"
-	else
-		fail "$_n-upload" "$_why"
-	fi
-	rm -f "$TESTDIR/up.$_n"
-}
-
-# download NAME [SSH-ARGS...]: the other way.
-download() {
-	_n="$1"
-	shift
-	rm -f "$TESTDIR/down.$_n"
-	if ! "$SSH" -F "$SSH_CONFIG" "$@" hpntest "cat $DATA" \
-	    >"$TESTDIR/down.$_n" 2>"$TESTDIR/err.$_n.down"; then
-		fail "$_n-download" \
-		    "ssh failed: `tail -n1 "$TESTDIR/err.$_n.down"`"
-	elif _why=`same_file "$DATA" "$TESTDIR/down.$_n"`; then
-		pass "$_n-download"
-	else
-		fail "$_n-download" "$_why"
-	fi
-	rm -f "$TESTDIR/down.$_n"
-}
-
 # --- Hand-written KEXINIT proposals between two in-memory endpoints
 # (regress/unit/test_none_kex.c, linked with the patched libssh): none is
 # refused before authentication even when both sides ask for it; sshd's
@@ -205,8 +171,8 @@ else
 fi
 
 # --- The switch: our client and server both opted in.
-upload switch $NONE
-download switch $NONE
+xfer_up switch "$SSH" "$DATA" $NONE
+xfer_down switch "$SSH" "$DATA" $NONE
 check_has switch-client-warning "$TESTDIR/err.switch" "$WARN"
 check_has_not switch-mac-kept "$TESTDIR/err.switch" "$WARNMAC"
 check_has switch-server-log "$SSHD_LOG" \
@@ -223,7 +189,7 @@ else
 fi
 
 # Only the client asked for the none MAC: the MAC stays.
-upload mac-client-only $NONE -o NoneMacEnabled=yes
+xfer_up mac-client-only "$SSH" "$DATA" $NONE -o NoneMacEnabled=yes
 check_has_not mac-client-only-kept "$TESTDIR/err.mac-client-only" "$WARNMAC"
 check_has mac-client-only-cipher "$TESTDIR/err.mac-client-only" "$WARN"
 check_has_not mac-client-only-server "$SSHD_LOG" "cipher: none MAC: none"
@@ -285,21 +251,21 @@ if ! log_has $mk "Refusing pty request"; then
 else
 	fail mux-tty-not-asked "the master asked sshd for a pty"
 fi
-upload mux -S "$CTL"
+xfer_up mux "$SSH" "$DATA" -S "$CTL"
 "$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
 wait $MASTER 2>/dev/null
 stop_sshd
 
 # Only the server allows the none MAC: the MAC stays.
 start_sshd nonemac hpn "NoneEnabled yes" "NoneMacEnabled yes"
-upload mac-server-only $NONE
+xfer_up mac-server-only "$SSH" "$DATA" $NONE
 check_has mac-server-only-cipher "$TESTDIR/err.mac-server-only" "$WARN"
 check_has_not mac-server-only-kept "$TESTDIR/err.mac-server-only" "$WARNMAC"
 check_has_not mac-server-only-server "$SSHD_LOG" "cipher: none MAC: none"
 
 # Both sides enabled the none MAC.  It goes in a second key exchange,
 # once the session's command was requested.
-upload nonemac $NONE -o NoneMacEnabled=yes -v
+xfer_up nonemac "$SSH" "$DATA" $NONE -o NoneMacEnabled=yes -v
 check_has nonemac-client-warning "$TESTDIR/err.nonemac" "$WARNMAC"
 check_has nonemac-server-kex "$SSHD_LOG" "kex: client->server cipher: none MAC: none"
 check_has nonemac-server-log "$SSHD_LOG" \
@@ -336,8 +302,9 @@ if [ -x /usr/bin/python3 ]; then
 	(
 		SSH_AUTH_SOCK="$TESTDIR/agent.sock"
 		export SSH_AUTH_SOCK
-		upload relay $NONE -o NoneMacEnabled=yes -c aes128-ctr \
-		    -m hmac-sha2-256-etm@openssh.com -o ForwardAgent=yes \
+		xfer_up relay "$SSH" "$DATA" $NONE -o NoneMacEnabled=yes \
+		    -c aes128-ctr -m hmac-sha2-256-etm@openssh.com \
+		    -o ForwardAgent=yes \
 		    -o ControlMaster=yes -o ControlPath="$TESTDIR/relay.ctl" \
 		    -o ProxyCommand="/usr/bin/python3 $HPN_TOP/regress/none-relay.py %h %p $RLOG $PWNED"
 	)
@@ -371,7 +338,7 @@ MASTER=$!
 hpn_track_pid $MASTER
 wait_until 10 grep -q "$WARN" "$TESTDIR/err.macmaster"
 mk=`log_mark`
-upload macmux -S "$CTL"
+xfer_up macmux "$SSH" "$DATA" -S "$CTL"
 check_has_not macmux-mac-kept "$TESTDIR/err.macmaster" "$WARNMAC"
 if ! log_has $mk "None MAC enabled"; then
 	pass macmux-server-mac-kept
@@ -457,8 +424,8 @@ stop_sshd
 
 # Rekeys after the switch keep the none cipher.
 start_sshd rekey hpn "NoneEnabled yes"
-upload rekey $NONE -o RekeyLimit=1M
-download rekey $NONE -o RekeyLimit=1M
+xfer_up rekey "$SSH" "$DATA" $NONE -o RekeyLimit=1M
+xfer_down rekey "$SSH" "$DATA" $NONE -o RekeyLimit=1M
 nk=`log_count 0 'kex: client->server cipher: none'`
 if [ "$nk" -gt `expr $SIZE / 1048576` ]; then
 	pass rekey-count
@@ -481,8 +448,8 @@ stop_sshd
 
 # A server without NoneEnabled keeps encrypting.
 start_sshd off hpn
-upload off $NONE
-download off $NONE
+xfer_up off "$SSH" "$DATA" $NONE
+xfer_down off "$SSH" "$DATA" $NONE
 check_has_not off-no-warning "$TESTDIR/err.off" "$WARN"
 check_has_not off-encrypted "$SSHD_LOG" "cipher: none"
 if [ "`log_count 0 'kex: client->server cipher:'`" -eq 4 ]; then
@@ -495,8 +462,8 @@ stop_sshd
 # Debian's stock sshd: same.
 if have_progs "$SYS_SSHD"; then
 	start_sshd system system
-	upload system $NONE -v
-	download system $NONE
+	xfer_up system "$SSH" "$DATA" $NONE -v
+	xfer_down system "$SSH" "$DATA" $NONE
 	check_has_not system-no-warning "$TESTDIR/err.system" "$WARN"
 	check_has system-offered "$TESTDIR/err.system" \
 	    "NoneSwitch: rekeying to offer the none cipher"
