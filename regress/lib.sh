@@ -499,6 +499,27 @@ same_file() {
 	return 0
 }
 
+# check_same NAME WANT GOT: pass if file GOT has WANT's bytes, else fail
+# with same_file's why.
+check_same() {
+	if _why=`same_file "$2" "$3"`; then
+		pass "$1"
+	else
+		fail "$1" "$_why"
+	fi
+}
+
+# check_copy NAME PROG STATUS ERR WANT GOT: a copy by PROG that exited
+# with STATUS (its stderr in ERR): fail NAME with ERR's last line if
+# STATUS is not 0, else check_same NAME WANT GOT.
+check_copy() {
+	if [ "$3" -ne 0 ]; then
+		fail "$1" "$2 failed: `tail -n1 "$4"`"
+	else
+		check_same "$1" "$5" "$6"
+	fi
+}
+
 # The standard transfer checks between a client and a server.
 #
 # xfer_up NAME SSH DATA [SSH-ARG...]: upload DATA with 'cat > file' and
@@ -510,14 +531,9 @@ xfer_up() {
 	shift 3
 	_up="$TESTDIR/up.$$.$_n"
 	rm -f "$_up"
-	if ! "$_ssh" -F "$SSH_CONFIG" "$@" hpntest "cat > $_up" \
-	    <"$_d" 2>"$TESTDIR/err.$_n"; then
-		fail "$_n-upload" "ssh failed: `tail -n1 "$TESTDIR/err.$_n"`"
-	elif _why=`same_file "$_d" "$_up"`; then
-		pass "$_n-upload"
-	else
-		fail "$_n-upload" "$_why"
-	fi
+	"$_ssh" -F "$SSH_CONFIG" "$@" hpntest "cat > $_up" <"$_d" \
+	    2>"$TESTDIR/err.$_n"
+	check_copy "$_n-upload" ssh $? "$TESTDIR/err.$_n" "$_d" "$_up"
 	rm -f "$_up"
 }
 
@@ -530,15 +546,10 @@ xfer_down() {
 	shift 3
 	_down="$TESTDIR/down.$$.$_n"
 	rm -f "$_down"
-	if ! "$_ssh" -F "$SSH_CONFIG" "$@" hpntest "cat $_d" \
-	    >"$_down" 2>"$TESTDIR/err.$_n.down"; then
-		fail "$_n-download" \
-		    "ssh failed: `tail -n1 "$TESTDIR/err.$_n.down"`"
-	elif _why=`same_file "$_d" "$_down"`; then
-		pass "$_n-download"
-	else
-		fail "$_n-download" "$_why"
-	fi
+	"$_ssh" -F "$SSH_CONFIG" "$@" hpntest "cat $_d" >"$_down" \
+	    2>"$TESTDIR/err.$_n.down"
+	check_copy "$_n-download" ssh $? "$TESTDIR/err.$_n.down" "$_d" \
+	    "$_down"
 	rm -f "$_down"
 }
 
@@ -556,22 +567,12 @@ xfer_scp() {
 	_n="$1"
 	_dst="$TESTDIR/scp.$$.$_n"
 	rm -f "$_dst" "$_dst.down"
-	if ! "$2" ${5:-} -q -S "$3" -F "$SSH_CONFIG" "$4" "hpntest:$_dst" \
-	    2>"$TESTDIR/err.$_n"; then
-		fail "$_n-upload" "scp failed: `tail -n1 "$TESTDIR/err.$_n"`"
-	elif _why=`same_file "$4" "$_dst"`; then
-		pass "$_n-upload"
-	else
-		fail "$_n-upload" "$_why"
-	fi
-	if ! "$2" ${5:-} -q -S "$3" -F "$SSH_CONFIG" "hpntest:$4" "$_dst.down" \
-	    2>"$TESTDIR/err.$_n"; then
-		fail "$_n-download" "scp failed: `tail -n1 "$TESTDIR/err.$_n"`"
-	elif _why=`same_file "$4" "$_dst.down"`; then
-		pass "$_n-download"
-	else
-		fail "$_n-download" "$_why"
-	fi
+	"$2" ${5:-} -q -S "$3" -F "$SSH_CONFIG" "$4" "hpntest:$_dst" \
+	    2>"$TESTDIR/err.$_n"
+	check_copy "$_n-upload" scp $? "$TESTDIR/err.$_n" "$4" "$_dst"
+	"$2" ${5:-} -q -S "$3" -F "$SSH_CONFIG" "hpntest:$4" "$_dst.down" \
+	    2>"$TESTDIR/err.$_n"
+	check_copy "$_n-download" scp $? "$TESTDIR/err.$_n" "$4" "$_dst.down"
 	rm -f "$_dst" "$_dst.down"
 }
 
@@ -586,16 +587,8 @@ xfer_sftp() {
 		fail "$_n" "sftp failed: `tail -n1 "$TESTDIR/out.$_n"`"
 		return
 	fi
-	if _why=`same_file "$4" "$_dst"`; then
-		pass "$_n-upload"
-	else
-		fail "$_n-upload" "$_why"
-	fi
-	if _why=`same_file "$4" "$_dst.down"`; then
-		pass "$_n-download"
-	else
-		fail "$_n-download" "$_why"
-	fi
+	check_same "$_n-upload" "$4" "$_dst"
+	check_same "$_n-download" "$4" "$_dst.down"
 	rm -f "$_dst" "$_dst.down"
 }
 

@@ -183,11 +183,7 @@ rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
     hpntest "head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
     >"$TESTDIR/f.out"
 wait_until 60 grep -q "Exit status" "$TESTDIR/fork.log"
-if why=`same_file "$TESTDIR/f.src" "$TESTDIR/f.out"`; then
-	pass fork-after-auth
-else
-	fail fork-after-auth "$why"
-fi
+check_same fork-after-auth "$TESTDIR/f.src" "$TESTDIR/f.out"
 if grep -q "forking to background" "$TESTDIR/fork.log"; then
 	mt_active fork-after-auth-mt "$TESTDIR/fork.log" aes256-ctr
 else
@@ -204,11 +200,7 @@ rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
     hpntest "sleep 1; head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
     >"$TESTDIR/f.out"
 wait_until 60 grep -q "Exit status" "$TESTDIR/fork2.log"
-if why=`same_file "$TESTDIR/f.src" "$TESTDIR/f.out"`; then
-	pass deferred-fork
-else
-	fail deferred-fork "$why"
-fi
+check_same deferred-fork "$TESTDIR/f.src" "$TESTDIR/f.out"
 sed -n '/forking to background/,$p' "$TESTDIR/fork2.log" >"$TESTDIR/fork2.after"
 if grep -q "deferring postauth fork" "$TESTDIR/fork2.log" &&
     [ -s "$TESTDIR/fork2.after" ]; then

@@ -219,11 +219,7 @@ fixed_budget() {
 
 # same NAME FILE: byte-exact check against DATA.
 same() {
-	if _why=`same_file "$DATA" "$2"`; then
-		pass "$1"
-	else
-		fail "$1" "$_why"
-	fi
+	check_same "$1" "$DATA" "$2"
 	rm -f "$2"
 }
 
