@@ -499,6 +499,18 @@ same_file() {
 	return 0
 }
 
+# check_exit_status NAME SSH: SSH runs 'echo hello; exit 42' on hpntest;
+# pass if the output and the exit status come back.
+check_exit_status() {
+	_out=`"$2" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
+	_rc=$?
+	if [ $_rc -eq 42 ] && [ "x$_out" = "xhello" ]; then
+		pass "$1"
+	else
+		fail "$1" "want 'hello' and 42, got '$_out' and $_rc"
+	fi
+}
+
 # check_same NAME WANT GOT: pass if file GOT has WANT's bytes, else fail
 # with same_file's why.
 check_same() {

@@ -23,13 +23,7 @@ else
 fi
 
 # A command runs, its output and exit status come back.
-out=`"$SSH" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
-rc=$?
-if [ $rc -eq 42 ] && [ "x$out" = "xhello" ]; then
-	pass exit-status
-else
-	fail exit-status "want 'hello' and 42, got '$out' and $rc"
-fi
+check_exit_status exit-status "$SSH"
 "$SSH" -F "$SSH_CONFIG" hpntest true
 check exit-status-zero test $? -eq 0
 

@@ -17,14 +17,7 @@ else
 	sysver=`"$SYS_SSH" -V 2>&1`
 	echo "# peer: $SYS_SSH: $sysver"
 
-	out=`"$SYS_SSH" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
-	rc=$?
-	if [ $rc -eq 42 ] && [ "x$out" = "xhello" ]; then
-		pass stock-client-exit-status
-	else
-		fail stock-client-exit-status \
-		    "want 'hello' and 42, got '$out' and $rc"
-	fi
+	check_exit_status stock-client-exit-status "$SYS_SSH"
 	# Our server's banner reaches the stock client.
 	"$SYS_SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null \
 	    2>"$TESTDIR/v.log"
@@ -49,14 +42,7 @@ else
 	start_sshd stock-server system
 	DATA=`make_data $SIZE`
 	SSH="$HPN_BUILD/ssh"
-	out=`"$SSH" -F "$SSH_CONFIG" hpntest 'echo hello; exit 42' 2>&1`
-	rc=$?
-	if [ $rc -eq 42 ] && [ "x$out" = "xhello" ]; then
-		pass stock-server-exit-status
-	else
-		fail stock-server-exit-status \
-		    "want 'hello' and 42, got '$out' and $rc"
-	fi
+	check_exit_status stock-server-exit-status "$SSH"
 	# The stock server really is the stock one.
 	"$SSH" -v -F "$SSH_CONFIG" hpntest true >/dev/null 2>"$TESTDIR/v.log"
 	if grep "remote software version" "$TESTDIR/v.log" | grep -q hpn; then
