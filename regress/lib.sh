@@ -499,6 +499,23 @@ same_file() {
 	return 0
 }
 
+# check_rejected NAME LINE ACCEPTED CMD...: CMD checks a config with a bad
+# line LINE: pass if it fails and its output names that line; else fail
+# NAME with ACCEPTED if it succeeded, or with its output.
+check_rejected() {
+	_n="$1"
+	_l="$2"
+	_acc="$3"
+	shift 3
+	if _out=`"$@" 2>&1`; then
+		fail "$_n" "$_acc"
+	elif printf '%s\n' "$_out" | grep -q "line $_l"; then
+		pass "$_n"
+	else
+		fail "$_n" "no line number: $_out"
+	fi
+}
+
 # check_exit_status NAME SSH: SSH runs 'echo hello; exit 42' on hpntest;
 # pass if the output and the exit status come back.
 check_exit_status() {

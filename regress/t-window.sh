@@ -101,20 +101,10 @@ for bad in "TcpRcvBuf -1" "TcpRcvBuf 524289" "TcpRcvBuf many" \
     "HPNDisabled maybe" "HPNBufferSize 0" "HPNBufferSize 524289" \
     "TcpRcvBufPoll sometimes"; do
 	n=`echo "$bad" | tr ' ' '-'`
-	if out=`"$HPN_BUILD/sshd" -t -f "\`sshd_conf "$bad"\`" 2>&1`; then
-		fail "sshd-rejects-$n" "sshd -t accepted '$bad'"
-	elif printf '%s\n' "$out" | grep -q "line 3"; then
-		pass "sshd-rejects-$n"
-	else
-		fail "sshd-rejects-$n" "no line number: $out"
-	fi
-	if out=`"$SSH" -G -F "\`ssh_conf "$bad"\`" somehost 2>&1`; then
-		fail "ssh-rejects-$n" "ssh -G accepted '$bad'"
-	elif printf '%s\n' "$out" | grep -q "line 3"; then
-		pass "ssh-rejects-$n"
-	else
-		fail "ssh-rejects-$n" "no line number: $out"
-	fi
+	check_rejected "sshd-rejects-$n" 3 "sshd -t accepted '$bad'" \
+	    "$HPN_BUILD/sshd" -t -f "`sshd_conf "$bad"`"
+	check_rejected "ssh-rejects-$n" 3 "ssh -G accepted '$bad'" \
+	    "$SSH" -G -F "`ssh_conf "$bad"`" somehost
 done
 
 # --- On the emulated long fat network.
