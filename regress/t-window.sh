@@ -213,17 +213,31 @@ same() {
 	rm -f "$2"
 }
 
+# lfn_upload NAME KIND BASE WHAT SSH [SSH-ARG...]: SSH (WHAT in a failure)
+# uploads $DATA into sshd: byte-exact (NAME), the budgets sshd logs for a
+# KIND peer with BASE (NAME-budget, peer_budget) and the window's growth
+# up to the need (NAME-window, grew).
+lfn_upload() {
+	_up_name="$1"
+	_up_kind="$2"
+	_up_base="$3"
+	_up_what="$4"
+	shift 4
+	_up_from=`log_mark "$SSHD_LOG"`
+	if lfn_a "$@" hpntest "cat > $TESTDIR/up" <"$DATA" \
+	    2>"$TESTDIR/err"; then
+		same "$_up_name" "$TESTDIR/up"
+		peer_budget "$_up_name-budget" "$SSHD_LOG" $_up_from $_up_kind \
+		    $_up_base
+		grew "$_up_name-window" "$SSHD_LOG" $_up_from $NEED
+	else
+		fail "$_up_name" "$_up_what failed: `tail -n 1 "$TESTDIR/err"`"
+	fi
+}
+
 # Session upload and download, our ssh and our sshd.
 lfn_start_sshd hpn hpn "LogLevel DEBUG2"
-from=`log_mark "$SSHD_LOG"`
-if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
-    2>"$TESTDIR/err"; then
-	same session-upload "$TESTDIR/up"
-	peer_budget session-upload-budget "$SSHD_LOG" $from patched $PATCHED_BASE
-	grew session-upload-window "$SSHD_LOG" $from $NEED
-else
-	fail session-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
-fi
+lfn_upload session-upload patched $PATCHED_BASE ssh "$SSH" -F "$SSH_CONFIG"
 if lfn_a "$SSH" -vv -E "$TESTDIR/down.log" -F "$SSH_CONFIG" hpntest \
     "cat $DATA" >"$TESTDIR/down"; then
 	same session-download "$TESTDIR/down"
@@ -271,15 +285,8 @@ ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N -vv \
 MASTER=$!
 hpn_track_pid $MASTER
 wait_until 10 test -S "$CTL"
-from=`log_mark "$SSHD_LOG"`
-if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
-    <"$DATA" 2>"$TESTDIR/err"; then
-	same mux-upload "$TESTDIR/up"
-	peer_budget mux-upload-budget "$SSHD_LOG" $from patched $PATCHED_BASE
-	grew mux-upload-window "$SSHD_LOG" $from $NEED
-else
-	fail mux-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
-fi
+lfn_upload mux-upload patched $PATCHED_BASE ssh "$SSH" -F "$SSH_CONFIG" \
+    -S "$CTL"
 mfrom=`log_mark "$TESTDIR/master.log"`
 if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat $DATA" \
     >"$TESTDIR/down" 2>"$TESTDIR/err"; then
@@ -296,15 +303,8 @@ wait $MASTER 2>/dev/null
 
 # A stock sender into our sshd: the window grows, but stays within what
 # a stock sender's buffers handle well: the cap.
-from=`log_mark "$SSHD_LOG"`
-if lfn_a "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" \
-    <"$DATA" 2>"$TESTDIR/err"; then
-	same stock-upload "$TESTDIR/up"
-	peer_budget stock-upload-budget "$SSHD_LOG" $from stock $STOCK_PEER_MAX
-	grew stock-upload-window "$SSHD_LOG" $from $NEED
-else
-	fail stock-upload "stock ssh failed: `tail -n 1 "$TESTDIR/err"`"
-fi
+lfn_upload stock-upload stock $STOCK_PEER_MAX "stock ssh" "$STOCK_BUILD/ssh" \
+    -F "$SSH_CONFIG"
 stop_sshd
 
 # HPNBufferSize 8200 KiB, just above the 8 MiB base: once the link shows
