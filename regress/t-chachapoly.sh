@@ -80,6 +80,16 @@ big_packets() {
 	fi
 }
 
+# rekey_xfer PEER SSH: xfer_ssh PEER-rekey with SSH and RekeyLimit 1M,
+# and SSH's log shows at least 10 key exchanges (PEER-rekeys-client).
+rekey_xfer() {
+	_saved="$SSH_CONFIG"
+	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG1"`
+	xfer_ssh "$1-rekey" "$2" $C "$DATA"
+	SSH_CONFIG="$_saved"
+	rekeys "$1-rekeys-client" "$TESTDIR/err.$1-rekey"
+}
+
 DATA=`make_data $SIZE`
 
 # 1. Debian's ssh into our sshd.
@@ -90,11 +100,7 @@ else
 	    "Banner $BANNER" "LogLevel DEBUG3"
 	echo "# peer: $SYS_SSH: `"$SYS_SSH" -V 2>&1`"
 	big_packets stock-client "$SYS_SSH"
-	SAVED="$SSH_CONFIG"
-	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG1"`
-	xfer_ssh stock-client-rekey "$SYS_SSH" $C "$DATA"
-	SSH_CONFIG="$SAVED"
-	rekeys stock-client-rekeys-client "$TESTDIR/err.stock-client-rekey"
+	rekey_xfer stock-client "$SYS_SSH"
 	if grep -q "poly1305_evp_new: Poly1305 from libcrypto \[preauth\]" \
 	    "$SSHD_LOG"; then
 		pass hpn-server-libcrypto-preauth
@@ -117,11 +123,7 @@ else
 	    "Banner $BANNER"
 	SSH="$HPN_BUILD/ssh"
 	big_packets stock-server "$SSH"
-	SAVED="$SSH_CONFIG"
-	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG1"`
-	xfer_ssh stock-server-rekey "$SSH" $C "$DATA"
-	SSH_CONFIG="$SAVED"
-	rekeys stock-server-rekeys-client "$TESTDIR/err.stock-server-rekey"
+	rekey_xfer stock-server "$SSH"
 	"$SSH" -vvv -F "$SSH_CONFIG" -c $C hpntest true </dev/null \
 	    >/dev/null 2>"$TESTDIR/vvv.log"
 	_n=`grep -c "poly1305_evp_new: Poly1305 from libcrypto" "$TESTDIR/vvv.log"`
