@@ -42,24 +42,30 @@ else
 fi
 
 # --- Options: ssh -G, sshd -T, bad values with their line number.
+
+# none_G NAME FILE LINE...: every LINE is a line of FILE (ssh -G's output),
+# else fail NAME with its none* lines.
+none_G() {
+	_n="$1"
+	_f="$2"
+	shift 2
+	for _l in "$@"; do
+		if ! grep -qx "$_l" "$_f"; then
+			fail "$_n" "`grep '^none' "$_f" | tr '\n' ' '`"
+			return
+		fi
+	done
+	pass "$_n"
+}
+
 "$SSH" -G -F /dev/null host >"$TESTDIR/G.default" 2>/dev/null
-if grep -qx "noneenabled no" "$TESTDIR/G.default" &&
-    grep -qx "noneswitch no" "$TESTDIR/G.default" &&
-    grep -qx "nonemacenabled no" "$TESTDIR/G.default"; then
-	pass ssh-G-defaults
-else
-	fail ssh-G-defaults "`grep '^none' "$TESTDIR/G.default" | tr '\n' ' '`"
-fi
+none_G ssh-G-defaults "$TESTDIR/G.default" "noneenabled no" "noneswitch no" \
+    "nonemacenabled no"
 printf 'Host other\n\tNoneSwitch no\nMatch host h1\n\tNoneEnabled yes\n\tNoneSwitch yes\n\tNoneMacEnabled yes\n' \
     >"$TESTDIR/ssh_config.opts"
 "$SSH" -G -F "$TESTDIR/ssh_config.opts" h1 >"$TESTDIR/G.match" 2>/dev/null
-if grep -qx "noneenabled yes" "$TESTDIR/G.match" &&
-    grep -qx "noneswitch yes" "$TESTDIR/G.match" &&
-    grep -qx "nonemacenabled yes" "$TESTDIR/G.match"; then
-	pass ssh-G-match
-else
-	fail ssh-G-match "`grep '^none' "$TESTDIR/G.match" | tr '\n' ' '`"
-fi
+none_G ssh-G-match "$TESTDIR/G.match" "noneenabled yes" "noneswitch yes" \
+    "nonemacenabled yes"
 "$SSH" -G -F /dev/null -o NoneSwitch=yes host >"$TESTDIR/G.cmdline" 2>/dev/null
 check ssh-G-cmdline grep -qx "noneswitch yes" "$TESTDIR/G.cmdline"
 printf 'Host *\n\tNoneEnabled maybe\n' >"$TESTDIR/ssh_config.bad"
