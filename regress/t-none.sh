@@ -159,22 +159,20 @@ proposals() {
 		print; p = 0 }' \
 	    "$TESTDIR/err.props"
 }
+# two_proposals NAME FILE LAST: FILE has two proposals, the first without
+# none, the second matching LAST.
+two_proposals() {
+	if [ "`wc -l <"$2"`" -eq 2 ] && ! head -n1 "$2" | grep -q "none" &&
+	    tail -n1 "$2" | grep -q "$3"; then
+		pass "$1"
+	else
+		fail "$1" "`tr '\n' ' ' <"$2"`"
+	fi
+}
 proposals "peer server" >"$TESTDIR/props.server"
 proposals "local client" >"$TESTDIR/props.client"
-if [ "`wc -l <"$TESTDIR/props.server"`" -eq 2 ] &&
-    ! head -n1 "$TESTDIR/props.server" | grep -q "none" &&
-    tail -n1 "$TESTDIR/props.server" | grep -q ",none$"; then
-	pass proposal-server
-else
-	fail proposal-server "`tr '\n' ' ' <"$TESTDIR/props.server"`"
-fi
-if [ "`wc -l <"$TESTDIR/props.client"`" -eq 2 ] &&
-    ! head -n1 "$TESTDIR/props.client" | grep -q "none" &&
-    tail -n1 "$TESTDIR/props.client" | grep -q "^none,."; then
-	pass proposal-client
-else
-	fail proposal-client "`tr '\n' ' ' <"$TESTDIR/props.client"`"
-fi
+two_proposals proposal-server "$TESTDIR/props.server" ",none$"
+two_proposals proposal-client "$TESTDIR/props.client" "^none,."
 
 # --- The switch: our client and server both opted in.
 xfer_up switch "$SSH" "$DATA" $NONE
