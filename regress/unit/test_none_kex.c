@@ -132,6 +132,30 @@ offers_none(struct ssh *s)
 	return ret;
 }
 
+/* params: the client's default proposal, with private's host key type. */
+static void
+init_params(struct kex_params *params, struct sshkey *private)
+{
+	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
+
+	memcpy(params->proposal, prop, sizeof(prop));
+	params->proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] =
+	    (char *)sshkey_ssh_name(private);
+}
+
+/* A client and a server with params and the host key; 0 on success. */
+static int
+start_pair(struct ssh **client, struct ssh **server,
+    struct kex_params *params, struct sshkey *private, struct sshkey *public)
+{
+	if (ssh_init(client, 0, params) != 0 ||
+	    ssh_init(server, 1, params) != 0 ||
+	    ssh_add_hostkey(*server, private) != 0 ||
+	    ssh_add_hostkey(*client, public) != 0)
+		return -1;
+	return 0;
+}
+
 /*
  * One case: both sides propose ciphers enc and MACs mac.  If authed, the
  * first key exchange is a normal one and the proposals under test are
@@ -144,23 +168,17 @@ one_case(const char *name, char *enc, char *mac, int authed, int want_ok,
 {
 	struct ssh *client = NULL, *server = NULL;
 	struct kex_params params;
-	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
 	char buf[256];
 	int r;
 
-	memcpy(params.proposal, prop, sizeof(prop));
-	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] =
-	    (char *)sshkey_ssh_name(private);
+	init_params(&params, private);
 	if (!authed) {
 		params.proposal[PROPOSAL_ENC_ALGS_CTOS] = enc;
 		params.proposal[PROPOSAL_ENC_ALGS_STOC] = enc;
 		params.proposal[PROPOSAL_MAC_ALGS_CTOS] = mac;
 		params.proposal[PROPOSAL_MAC_ALGS_STOC] = mac;
 	}
-	if (ssh_init(&client, 0, &params) != 0 ||
-	    ssh_init(&server, 1, &params) != 0 ||
-	    ssh_add_hostkey(server, private) != 0 ||
-	    ssh_add_hostkey(client, public) != 0) {
+	if (start_pair(&client, &server, &params, private, public) != 0) {
 		result(name, 0, "setup failed");
 		goto out;
 	}
@@ -220,20 +238,14 @@ pty_case(const char *name, enum pty_when when, const char *cenc,
 {
 	struct ssh *client = NULL, *server = NULL;
 	struct kex_params params;
-	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
 	const char *mac = "hmac-sha2-256";
 	int r, ok, peer_none = strncmp(cenc, "none", 4) == 0;
 	char buf[256];
 
-	memcpy(params.proposal, prop, sizeof(prop));
-	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] =
-	    (char *)sshkey_ssh_name(private);
+	init_params(&params, private);
 	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
 	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
-	if (ssh_init(&client, 0, &params) != 0 ||
-	    ssh_init(&server, 1, &params) != 0 ||
-	    ssh_add_hostkey(server, private) != 0 ||
-	    ssh_add_hostkey(client, public) != 0) {
+	if (start_pair(&client, &server, &params, private, public) != 0) {
 		result(name, 0, "setup failed");
 		goto out;
 	}
@@ -247,6 +259,12 @@ pty_case(const char *name, enum pty_when when, const char *cenc,
 	none_switch_server(server, 1, 0);
 	if (offers_none(server) != 1 || set_prop(client, cenc, mac) != 0) {
 		result(name, 0, "cannot set up the proposals");
+		goto out;
+	}
+	/* Both grant the pty first, between exchanges. */
+	if ((when == PTY_WITHDRAW || when == PTY_BADPROP) &&
+	    !none_switch_pty_permitted(server)) {
+		result(name, 0, "pty refused");
 		goto out;
 	}
 	switch (when) {
@@ -287,10 +305,6 @@ pty_case(const char *name, enum pty_when when, const char *cenc,
 			result(name, 1, NULL);
 		break;
 	case PTY_WITHDRAW:
-		if (!none_switch_pty_permitted(server)) {
-			result(name, 0, "pty refused");
-			goto out;
-		}
 		if ((r = kex_start_rekex(server)) != 0) {
 			result(name, 0, "kex_start_rekex failed");
 			goto out;
@@ -309,10 +323,6 @@ pty_case(const char *name, enum pty_when when, const char *cenc,
 			result(name, 1, NULL);
 		break;
 	case PTY_BADPROP:
-		if (!none_switch_pty_permitted(server)) {
-			result(name, 0, "pty refused");
-			goto out;
-		}
 		/* A cookie and then garbage: no name-lists to parse */
 		sshbuf_reset(server->kex->my);
 		if (sshbuf_put(server->kex->my,
@@ -342,16 +352,10 @@ freeze_case(const char *name, struct sshkey *private, struct sshkey *public)
 {
 	struct ssh *client = NULL, *server = NULL;
 	struct kex_params params;
-	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
 	int r;
 
-	memcpy(params.proposal, prop, sizeof(prop));
-	params.proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] =
-	    (char *)sshkey_ssh_name(private);
-	if (ssh_init(&client, 0, &params) != 0 ||
-	    ssh_init(&server, 1, &params) != 0 ||
-	    ssh_add_hostkey(server, private) != 0 ||
-	    ssh_add_hostkey(client, public) != 0 ||
+	init_params(&params, private);
+	if (start_pair(&client, &server, &params, private, public) != 0 ||
 	    run_kex(client, server) != 0) {
 		result(name, 0, "setup failed");
 		goto out;
