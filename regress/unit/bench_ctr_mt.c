@@ -52,6 +52,7 @@
 
 #define CTR_MT_EVP_CIPHER	/* ctr_mt_evp_cipher() */
 #include "../../cipher-ctr-mt.h"
+#include "ctr_common.h"
 
 #define BUFBYTES	(256 * 1024)	/* src/dst buffers cycled through */
 #define MAXREPS		64
@@ -85,15 +86,6 @@ best(const double *v, long n, long *where)
 	if (where != NULL)
 		*where = w;
 	return v[w];
-}
-
-static double
-now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void

@@ -45,6 +45,7 @@
 
 #define CTR_MT_EVP_CIPHER	/* ctr_mt_evp_cipher() */
 #include "../../cipher-ctr-mt.h"
+#include "ctr_common.h"
 #include "unit.h"
 
 #define KiB	1024
@@ -97,15 +98,6 @@ static size_t
 scaled(size_t full, size_t small)
 {
 	return quick ? small : full;
-}
-
-static double
-now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Serial reference: one EVP call over the whole buffer. */
