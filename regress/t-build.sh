@@ -241,8 +241,8 @@ if [ -f "$STOCK_BUILD/Makefile" ]; then
 	if [ $rc -ne 0 ]; then
 		fail install-destdir "make install failed: `tail -n1 \
 		    "$TESTDIR/inst.out"`"
-	elif ! grep -q '/sshd-session$' "$TESTDIR/list.hpn"; then
-		fail install-destdir "sshd-session was not installed"
+	elif ! grep -q '/sbin/sshd$' "$TESTDIR/list.hpn"; then
+		fail install-destdir "sshd was not installed"
 	elif ! cmp -s "$TESTDIR/list.hpn" "$TESTDIR/list.stock"; then
 		fail install-destdir "installed files differ from stock: `diff \
 		    "$TESTDIR/list.stock" "$TESTDIR/list.hpn" | head -n 3`"
