@@ -114,6 +114,7 @@
 #define CTR_MT_CHUNK		(16 * 1024)	/* worker fill granularity */
 #define CTR_MT_CACHELINE	64
 #define CTR_MT_ALIGNED		__attribute__((__aligned__(CTR_MT_CACHELINE)))
+#define CTR_MT_PREFETCH		1024		/* XOR read-ahead distance */
 
 /* Queue states */
 #define Q_EMPTY		0
@@ -312,25 +313,58 @@ ctr_add(uint64_t *hi, uint64_t *lo, uint64_t n)
 }
 
 /*
- * dst = src ^ ks for len bytes, a word at a time; dst may equal src.
- * Unaligned pointers are fine: words go through memcpy.
+ * dst = src ^ ks for len bytes.  Unaligned pointers are fine: all wide
+ * accesses go through memcpy, which the compiler turns into unaligned
+ * vector loads and stores.  dst may equal src.
  *
- * A GCC vector loop (4 x 16 bytes, with a prefetch of the keystream 1 KiB
- * ahead) did not pay for itself.  regress/unit/bench_ctr_mt 1024 32 9,
- * built with it and without it, two runs of each alternated
- * (2026-11-25, 2-core VM with other builds running, AES-NI, 1 worker):
- * median mt/serial ratio aes128/192/256 0.83/0.86/0.92x and
- * 0.83/0.84/0.97x with it, 0.91/0.86/0.84x and 0.77/0.85/0.80x without:
- * 4% apart on average, less than runs of one binary differ.  With AES-NI
- * masked, where the engine is used by default, AES takes most of the
- * time and those runs (128 MiB, 5 rounds) showed no difference beyond
- * their noise either.
+ * The vector loop and its prefetch pay with AES-NI, where the XOR is a
+ * large part of the connection thread's work: regress/unit/bench_ctr_mt
+ * 512 32 9, 1 worker, two rounds alternated on a quiet 2-core Xeon with
+ * AES-NI (2026-11-25), mt/serial aes128/192/256 1.19-1.20/1.28-1.30/
+ * 1.37-1.38x with it, 1.09/1.19-1.24/1.29x with a word-at-a-time loop.
  */
+#if defined(__GNUC__) || defined(__clang__)
+typedef uint64_t ctr_mt_vec __attribute__((__vector_size__(16)));
+#endif
+
 static void
 xor_bytes(u_char *dst, const u_char *src, const u_char *ks, size_t len)
 {
+#if defined(__GNUC__) || defined(__clang__)
+	ctr_mt_vec a0, a1, a2, a3, k0, k1, k2, k3;
+#endif
 	uint64_t a, k;
 
+#if defined(__GNUC__) || defined(__clang__)
+	while (len >= 64) {
+		/*
+		 * The keystream was just written by another CPU; asking for
+		 * it early hides part of the cache-to-cache transfer time.
+		 */
+		if (len > CTR_MT_PREFETCH)
+			__builtin_prefetch(ks + CTR_MT_PREFETCH);
+		memcpy(&a0, src, 16);
+		memcpy(&a1, src + 16, 16);
+		memcpy(&a2, src + 32, 16);
+		memcpy(&a3, src + 48, 16);
+		memcpy(&k0, ks, 16);
+		memcpy(&k1, ks + 16, 16);
+		memcpy(&k2, ks + 32, 16);
+		memcpy(&k3, ks + 48, 16);
+		a0 ^= k0;
+		a1 ^= k1;
+		a2 ^= k2;
+		a3 ^= k3;
+		memcpy(dst, &a0, 16);
+		memcpy(dst + 16, &a1, 16);
+		memcpy(dst + 32, &a2, 16);
+		memcpy(dst + 48, &a3, 16);
+		dst += 64;
+		src += 64;
+		ks += 64;
+		len -= 64;
+	}
+#endif
 	while (len >= 8) {
 		memcpy(&a, src, 8);
 		memcpy(&k, ks, 8);
