@@ -17,7 +17,7 @@
 # (openssh_RELEASE-*.dsc, .debian.tar.xz, openssh_RELEASE.orig.tar.gz);
 # without it, "apt-get source --download-only openssh=V" fetches the
 # newest version V of RELEASE that apt knows, which needs a deb-src entry
-# for DEBIAN (README.hpn shows one).
+# for DEBIAN (as root, build-aux/add-deb-src.sh DEBIAN writes one).
 #
 # Steps:
 #   1. the orig tarball must have our pinned SHA-256 (OPENSSH_SHA256,
