@@ -231,10 +231,11 @@ rate_sample_before(struct hpn_window *hw, double t)
 
 /*
  * Measures the path of the connection: sets *ratep to the receive rate in
- * bytes per second (0 until two spans have been seen) and *rttp to the
- * minimum round trip in microseconds, and returns 0.  Returns -1 where the
- * kernel does not tell them (not Linux, not a socket: a ProxyCommand), or
- * 1 while no round trip has been measured yet.
+ * bytes per second (0 until two spans have been seen), *lastp to the rate
+ * over the last span alone, *rttp to the minimum round trip and *srttp to
+ * the smoothed round trip in microseconds, and returns 0.  Returns -1
+ * where the kernel does not tell them (not Linux, not a socket: a
+ * ProxyCommand), or 1 while no round trip has been measured yet.
  *
  * The rate counts arrivals at the TCP level (tcpi_bytes_received), not our
  * reads, which come in bursts; but TCP counts data that arrived out of
@@ -250,12 +251,12 @@ rate_sample_before(struct hpn_window *hw, double t)
  */
 static int
 hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
-    u_int64_t *ratep, u_int *rttp)
+    u_int64_t *ratep, u_int64_t *lastp, u_int *rttp, u_int *srttp)
 {
 #ifdef HPN_HAVE_TCP_INFO
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	u_int64_t rate = 0, r2;
+	u_int64_t rate = 0, last = 0, r2;
 	double span = HPN_RATE_SPAN_MSEC / 1000.0;
 	int sock, i1, i2;
 
@@ -274,7 +275,7 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 	    (i2 = rate_sample_before(hw, hw->rate[i1].t - span)) != -1 &&
 	    ti.tcpi_bytes_received >= hw->rate[i1].bytes &&
 	    hw->rate[i1].bytes >= hw->rate[i2].bytes) {
-		rate = (ti.tcpi_bytes_received - hw->rate[i1].bytes) /
+		rate = last = (ti.tcpi_bytes_received - hw->rate[i1].bytes) /
 		    (now - hw->rate[i1].t);
 		r2 = (hw->rate[i1].bytes - hw->rate[i2].bytes) /
 		    (hw->rate[i1].t - hw->rate[i2].t);
@@ -285,7 +286,9 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 	hw->rate[hw->nrate % HPN_RATE_SAMPLES].bytes = ti.tcpi_bytes_received;
 	hw->nrate++;
 	*ratep = rate;
+	*lastp = last;
 	*rttp = ti.tcpi_min_rtt;
+	*srttp = ti.tcpi_rtt;
 	return 0;
 #else
 	return -1;
@@ -308,16 +311,18 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
  * HPNBufferSize, plus a stock window for each counted channel that is not
  * busy, and never less than a stock window per counted channel.  The need
  * is what the connection carries in a round trip (per_rtt: the receive
- * rate times the minimum round trip) plus headroom: half of per_rtt for
- * a patched peer, and at least HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX
- * for a stock peer (hpn-window.h).
+ * rate times the minimum round trip) plus headroom: for a patched peer
+ * half of per_rtt, or while the link fills as much as makes the need
+ * twice what the last span carried in a round trip, and at least
+ * HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX for a stock peer
+ * (hpn-window.h).
  * Each new highest budget or need is logged at debug2 with its parts.
  */
 static void
 hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 {
-	u_int64_t rate, rt, head, need, budget, idle;
-	u_int i, n, rtt, base;
+	u_int64_t rate, last, rt, ramp, head, need, budget, idle;
+	u_int i, n, rtt, srtt, base;
 	const char *peer, *why = NULL;
 
 	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
@@ -332,14 +337,27 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 			hw->nbusy++;
 	}
 	idle = (u_int64_t)(n - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
-	rate = rt = head = 0;
-	rtt = 0;
-	switch (hpn_path_sample(ssh, hw, now, &rate, &rtt)) {
+	rate = last = rt = head = 0;
+	rtt = srtt = 0;
+	switch (hpn_path_sample(ssh, hw, now, &rate, &last, &rtt, &srtt)) {
 	case 0:
 		hw->rtt = rtt;
 		rt = rate * rtt / 1000000;
 		/* A stock sender's buffer limits its headroom (see .h). */
 		head = hw->peer_patched && rt / 2 > base ? rt / 2 : base;
+		/*
+		 * While the rate still grows by a quarter or more from one
+		 * span to the next and no queue forms on the path (the
+		 * smoothed round trip stays near its minimum), a patched
+		 * sender's windows may double each round trip, as TCP's
+		 * slow start does: twice what the last span carried, that
+		 * counted at most twice the span before it (a burst of data
+		 * held back by a loss until its repair is not the path).
+		 */
+		ramp = (last < 2 * rate ? last : 2 * rate) * rtt / 1000000;
+		if (hw->peer_patched && rate > 0 && 4 * last >= 5 * rate &&
+		    srtt < rtt + rtt / HPN_RAMP_QUEUE && 2 * ramp > rt + head)
+			head = 2 * ramp - rt;
 		need = rt + head;
 		break;
 	case 1:
@@ -373,10 +391,12 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	}
 	debug2_f("%s peer: window budget %u = need %llu + %llu for %u idle "
 	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
-	    "rate %llu B/s * min_rtt %u us (max %u)", peer, hw->budget,
+	    "rate %llu B/s * min_rtt %u us (max %u); last rate %llu B/s, "
+	    "srtt %u us", peer, hw->budget,
 	    (unsigned long long)need, (unsigned long long)idle,
 	    n - hw->nbusy, (unsigned long long)rt,
-	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max);
+	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max,
+	    (unsigned long long)last, srtt);
 }
 
 /* Polls the connection's receive buffer and path; sets the budget. */

@@ -55,17 +55,22 @@
  * A patched sender puts its whole window on the path, and what the link
  * does not carry within a round trip waits in the link's queue.  Its
  * budget is what the link carries in a round trip (per_rtt, hpn-window.c)
- * plus half of that again, and at least HPN_WINDOW_HEADROOM more: room
- * for the data waiting in the receiver's buffers and for the windows to
- * grow by half each round trip while the link proves its rate, and at
- * most half a round trip's worth standing in the link's queue once the
- * link is full.  Windows do not shrink, so a headroom of a whole per_rtt
- * (doubling each round trip, as TCP's slow start does) would leave a
- * round trip's worth standing in the queue for good (README.hpn).  Where
- * TCP_INFO does not give the rate and round trip, the budget is
+ * plus headroom.  While the link fills (the rate still grows from one
+ * round trip to the next and the round trip stays near its minimum: no
+ * queue forms), the headroom makes the need twice what the last round
+ * trip carried, so that the windows double each round trip as TCP's slow
+ * start does.  Then it is half of per_rtt, so that at most half a round
+ * trip's worth stands in the link's queue.  At least HPN_WINDOW_HEADROOM
+ * in either case: room for the data waiting in the receiver's buffers.
+ * Where TCP_INFO does not give the rate and round trip, the budget is
  * HPNBufferSize.
  */
 #define HPN_WINDOW_HEADROOM	(8*1024*1024)
+/*
+ * Windows may double each round trip while the smoothed round trip stays
+ * under the minimum plus 1/HPN_RAMP_QUEUE of it: beyond, a queue forms.
+ */
+#define HPN_RAMP_QUEUE		8
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*

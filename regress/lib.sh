@@ -371,29 +371,41 @@ log_count() {
 # debug2 for a KIND (stock or patched) peer in LOG after MARK (log_mark),
 #   "KIND peer: window budget B = need N + I for K idle channels;
 #    need = per_rtt P + headroom H; per_rtt = rate R B/s * min_rtt T us
-#    (max M)",
-# one "B N I K P H R T M" line each.
+#    (max M); last rate L B/s, srtt S us",
+# one "B N I K P H R T M L S" line each.
 budget_lines() {
 	log_since $2 "$1" | sed -n "s/.*$3 peer: window budget \([0-9]* = need \
-.*; need = per_rtt .*; per_rtt = rate .*(max [0-9]*)\).*/\1/p" |
-	    tr -cs '0-9\n' ' ' | awk 'NF == 9 { $1 = $1; print }'
+.*; need = per_rtt .*; per_rtt = rate .*(max [0-9]*); last rate [0-9]* B\/s, \
+srtt [0-9]* us\).*/\1/p" |
+	    tr -cs '0-9\n' ' ' | awk 'NF == 11 { $1 = $1; print }'
 }
 
-# budget_problem B N I K P H R T M BASE MAX: prints what is wrong with one
-# line of budget_lines, if anything.  M must be MAX; per_rtt P is
+# budget_problem B N I K P H R T M L S BASE MAX: prints what is wrong with
+# one line of budget_lines, if anything.  M must be MAX; per_rtt P is
 # R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
-# 8 MiB) P / 2 if that is more; the need N = min(P + H, M); I is K stock
-# windows (2 MiB); the budget B is at least N + I (more only to give each
-# channel a stock window).
+# 8 MiB) P / 2 if that is more, or while the last span's rate L is at
+# least 5/4 of R (the lower of the last two spans') and the smoothed round
+# trip S under 9/8 of the minimum T, 2 * min(L, 2 * R) * T / 10^6 - P if
+# that is more (the windows double each round trip); the need
+# N = min(P + H, M); I is K stock windows (2 MiB); the budget B is at
+# least N + I (more only to give each channel a stock window).
 budget_problem() {
 	_rt=$(( $7 * $8 / 1000000 ))
-	_head=${10}
-	[ ${10} -ne 8388608 ] || [ $(( _rt / 2 )) -le ${10} ] ||
-	    _head=$(( _rt / 2 ))
+	_l=${10}
+	[ $_l -le $(( 2 * $7 )) ] || _l=$(( 2 * $7 ))
+	_ramp=$(( _l * $8 / 1000000 ))
+	_head=${12}
+	if [ ${12} -eq 8388608 ]; then
+		[ $(( _rt / 2 )) -le $_head ] || _head=$(( _rt / 2 ))
+		[ $7 -eq 0 ] || [ $(( 4 * ${10} )) -lt $(( 5 * $7 )) ] ||
+		    [ ${11} -ge $(( $8 + $8 / 8 )) ] ||
+		    [ $(( 2 * _ramp )) -le $(( _rt + _head )) ] ||
+		    _head=$(( 2 * _ramp - _rt ))
+	fi
 	_need=$(( _rt + _head ))
 	[ $_need -le $9 ] || _need=$9
-	if [ $9 -ne ${11} ]; then
-		echo "max $9, not ${11}"
+	if [ $9 -ne ${13} ]; then
+		echo "max $9, not ${13}"
 	elif [ $5 -ne $_rt ]; then
 		echo "per_rtt $5, not $7 B/s * $8 us = $_rt"
 	elif [ $6 -ne $_head ]; then

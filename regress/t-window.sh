@@ -18,11 +18,12 @@
 # With HPNDisabled the window must stay at 2 MiB.  With the server's
 # tcp_rmem maximum at 1 MiB, sshd says once that the kernel holds the
 # transfer back.  Then on a 1 Gbit/s, 600 ms link (75 MB in flight): a
-# 256 MiB upload whose window grows past the old 32 MiB limit, within the
-# budget; and sixteen channels on one ControlMaster (one whose command
-# never reads its input, fourteen idle, one upload) where only the
-# upload's window grows and no growth leaves the windows' sum above the
-# budget (the sshd-session's peak RSS is printed).
+# 256 MiB upload whose window doubles while the link fills and grows past
+# the old 32 MiB limit, within the budget; and sixteen channels on one
+# ControlMaster (one whose command never reads its input, fourteen idle,
+# one upload) where only the upload's window grows and no growth leaves
+# the windows' sum above the budget (the sshd-session's peak RSS is
+# printed).
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -162,9 +163,9 @@ peer_budget() {
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
 		_moved=0
-		while read _b _n _i _k _pr _h _r _t _m; do
+		while read _b _n _i _k _pr _h _r _t _m _l _s; do
 			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
-			    $_m $5 $_max)
+			    $_m $_l $_s $5 $_max)
 			if [ -n "$_p" ]; then
 				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
@@ -437,6 +438,15 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
 		pass long-upload-past-32M
 	else
 		fail long-upload-past-32M "window grew to ${_w:-nothing}, not past $OLD_MAX"
+	fi
+	# While the link filled, the windows doubled each round trip: some
+	# budget's headroom is above both 8 MiB and half of per_rtt.
+	_d=`budget_lines "$SSHD_LOG" 0 patched |
+	    awk '$6 > 8388608 && 2 * $6 > $5 { n++ } END { print n + 0 }'`
+	if [ $_d -gt 0 ]; then
+		pass long-upload-doubling
+	else
+		fail long-upload-doubling "no budget with a doubling headroom"
 	fi
 else
 	fail long-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
