@@ -22,7 +22,9 @@
 # patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp
 # sftp"; "ssh-file" alone on links of 600 ms or more) select rows.  With
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
-# the medians, with the lowest and highest % of raw TCP.
+# the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
+# (default: each program's default, chacha20-poly1305, which rekeys after
+# every GiB) gives ssh, scp and sftp a cipher with -c.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -105,7 +107,7 @@ run() {
 
 # cmd DIR METHOD SSH SCP SFTP FILE: the shell command for one transfer.
 cmd() {
-	_o="-F $SSH_CONFIG"
+	_o="-F $SSH_CONFIG${BENCH_CIPHER:+ -c $BENCH_CIPHER}"
 	case "$1:$2" in
 	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
 	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
@@ -206,7 +208,7 @@ for link in $LINKS; do
 	    cut -d' ' -f3`
 	_l1=`link_cpu`
 	echo
-	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU"
+	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU, cipher ${BENCH_CIPHER:-default}"
 	echo "raw TCP, `expr $RAW_BYTES / 1048576` MiB: $RAW MB/s; each transfer below: `expr $BYTES / 1048576` MiB"
 	[ -z "$_l0" ] || echo "link process (tunlink) CPU during raw TCP:" \
 	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
