@@ -95,6 +95,8 @@ struct hpn_window {
 	u_int rtt;		/* minimum round trip, us; 0: not known */
 	int peer_checked, peer_patched;
 	u_int budget;		/* current budget */
+	u_int turned;		/* window that last turned over in a round trip */
+	u_int srtt_max;		/* largest smoothed round trip seen, us */
 	u_int budget_logged;	/* largest budget logged so far */
 	u_int64_t need_logged;	/* largest need logged so far */
 	double starved;		/* when a busy channel last found none left */
@@ -313,9 +315,9 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
  * is what the connection carries in a round trip (per_rtt: the receive
  * rate times the minimum round trip) plus headroom: for a patched peer
  * half of per_rtt, or while the link fills as much as makes the need
- * twice what the last span carried in a round trip, and at least
- * HPN_WINDOW_HEADROOM; HPN_WINDOW_STOCK_MAX for a stock peer
- * (hpn-window.h).
+ * twice what the last span carried in a round trip or twice the window
+ * that last turned over within one, and at least HPN_WINDOW_HEADROOM;
+ * HPN_WINDOW_STOCK_MAX for a stock peer (hpn-window.h).
  * Each new highest budget or need is logged at debug2 with its parts.
  */
 static void
@@ -323,6 +325,7 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 {
 	u_int64_t rate, last, rt, ramp, head, need, budget, idle;
 	u_int i, n, rtt, srtt, base;
+	int fill;
 	const char *peer, *why = NULL;
 
 	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
@@ -346,18 +349,28 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		/* A stock sender's buffer limits its headroom (see .h). */
 		head = hw->peer_patched && rt / 2 > base ? rt / 2 : base;
 		/*
-		 * While the rate still grows by a quarter or more from one
-		 * span to the next and no queue forms on the path (the
-		 * smoothed round trip stays near its minimum), a patched
-		 * sender's windows may double each round trip, as TCP's
-		 * slow start does: twice what the last span carried, that
-		 * counted at most twice the span before it (a burst of data
-		 * held back by a loss until its repair is not the path).
+		 * While the link fills, a patched sender's windows may
+		 * double each round trip, as TCP's slow start does: while
+		 * no queue forms on the path (the smoothed round trip stays
+		 * near its minimum) and never again once one clearly has
+		 * (after a loss, a burst of data held back until its repair
+		 * looks like a faster path).  Twice a window that turned
+		 * over within a round trip (the window, not the path, limits
+		 * the transfer, and a rate measured over the past lags it);
+		 * and while the rate still grows by a quarter or more from
+		 * one span to the next, twice what the last span carried,
+		 * counted at most twice the span before it.
 		 */
+		if (srtt > hw->srtt_max)
+			hw->srtt_max = srtt;
+		fill = hw->peer_patched && srtt < rtt + rtt / HPN_RAMP_QUEUE &&
+		    hw->srtt_max < rtt + rtt / HPN_RAMP_END;
 		ramp = (last < 2 * rate ? last : 2 * rate) * rtt / 1000000;
-		if (hw->peer_patched && rate > 0 && 4 * last >= 5 * rate &&
-		    srtt < rtt + rtt / HPN_RAMP_QUEUE && 2 * ramp > rt + head)
+		if (fill && rate > 0 && 4 * last >= 5 * rate &&
+		    2 * ramp > rt + head)
 			head = 2 * ramp - rt;
+		if (fill && 2 * (u_int64_t)hw->turned > rt + head)
+			head = 2 * (u_int64_t)hw->turned - rt;
 		need = rt + head;
 		break;
 	case 1:
@@ -392,11 +405,11 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	debug2_f("%s peer: window budget %u = need %llu + %llu for %u idle "
 	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
 	    "rate %llu B/s * min_rtt %u us (max %u); last rate %llu B/s, "
-	    "srtt %u us", peer, hw->budget,
+	    "srtt %u us, largest %u us, turned %u", peer, hw->budget,
 	    (unsigned long long)need, (unsigned long long)idle,
 	    n - hw->nbusy, (unsigned long long)rt,
 	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max,
-	    (unsigned long long)last, srtt);
+	    (unsigned long long)last, srtt, hw->srtt_max, hw->turned);
 }
 
 /* Polls the connection's receive buffer and path; sets the budget. */
@@ -532,6 +545,13 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	win = c->local_window_max;
 	if (ch->used >= win && buffered <= win / 4) {
 		/* Turned over, and the consumer keeps up: may grow. */
+		if (hw->rtt != 0 && ch->busy != 0 &&
+		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0)) {
+			/* Within a round trip: at once, a budget for twice it. */
+			hw->turned = win;
+			hpn_set_budget(ssh, hw, now);
+		} else
+			hw->turned = 0;
 		ch->used = 0;
 		ch->busy = now;
 		if ((win = grow_target(hw, c, ch)) > c->local_window_max)

@@ -68,9 +68,16 @@
 #define HPN_WINDOW_HEADROOM	(8*1024*1024)
 /*
  * Windows may double each round trip while the smoothed round trip stays
- * under the minimum plus 1/HPN_RAMP_QUEUE of it: beyond, a queue forms.
+ * under the minimum plus 1/HPN_RAMP_QUEUE of it (beyond, a queue forms),
+ * and never again once it has reached the minimum plus 1/HPN_RAMP_END.
  */
 #define HPN_RAMP_QUEUE		8
+#define HPN_RAMP_END		4
+/*
+ * A window that turns over (its consumer takes a window's worth) within
+ * this many minimum round trips limits the transfer: it may double.
+ */
+#define HPN_TURN_RTTS		1.25
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*

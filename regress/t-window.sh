@@ -163,9 +163,9 @@ peer_budget() {
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
 		_moved=0
-		while read _b _n _i _k _pr _h _r _t _m _l _s; do
+		while read _b _n _i _k _pr _h _r _t _m _l _s _x _w; do
 			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
-			    $_m $_l $_s $5 $_max)
+			    $_m $_l $_s $_x $_w $5 $_max)
 			if [ -n "$_p" ]; then
 				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
