@@ -95,6 +95,10 @@ struct hpn_window {
 	u_int rtt;		/* minimum round trip, us; 0: not known */
 	int peer_checked, peer_patched;
 	u_int budget;		/* current budget */
+	double doubled;		/* when the need last doubled a window */
+	int shrunk;		/* a stock peer's windows went back to calm */
+	u_int64_t calm;		/* stock peer: largest need without doubling */
+	u_int64_t calm_budget;	/* stock peer: the budget calm allows */
 	u_int turned;		/* window that last turned over in a round trip */
 	u_int srtt_max;		/* largest smoothed round trip seen, us */
 	u_int budget_logged;	/* largest budget logged so far */
@@ -314,18 +318,18 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
  * busy, and never less than a stock window per counted channel.  The need
  * is what the connection carries in a round trip (per_rtt: the receive
  * rate times the minimum round trip) plus headroom: for a patched peer
- * half of per_rtt, or while the link fills as much as makes the need
- * twice what the last span carried in a round trip or twice the window
- * that last turned over within one, and at least HPN_WINDOW_HEADROOM;
- * HPN_WINDOW_STOCK_MAX for a stock peer (hpn-window.h).
+ * half of per_rtt and at least HPN_WINDOW_HEADROOM, HPN_WINDOW_STOCK_MAX
+ * for a stock peer (hpn-window.h); while the link fills, as much as makes
+ * the need twice the window that last turned over within a round trip,
+ * or for a patched peer twice what the last span carried in one.
  * Each new highest budget or need is logged at debug2 with its parts.
  */
 static void
 hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 {
-	u_int64_t rate, last, rt, ramp, head, need, budget, idle;
+	u_int64_t rate, last, rt, ramp, head, need, calm, budget, idle;
 	u_int i, n, rtt, srtt, base;
-	int fill;
+	int fill, grows;
 	const char *peer, *why = NULL;
 
 	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
@@ -349,45 +353,62 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		/* A stock sender's buffer limits its headroom (see .h). */
 		head = hw->peer_patched && rt / 2 > base ? rt / 2 : base;
 		/*
-		 * While the link fills, a patched sender's windows may
-		 * double each round trip, as TCP's slow start does: while
-		 * no queue forms on the path (the smoothed round trip stays
-		 * near its minimum) and never again once one clearly has
-		 * (after a loss, a burst of data held back until its repair
-		 * looks like a faster path).  Twice a window that turned
-		 * over within a round trip (the window, not the path, limits
-		 * the transfer, and a rate measured over the past lags it);
-		 * and while the rate still grows by a quarter or more from
-		 * one span to the next, twice what the last span carried,
-		 * counted at most twice the span before it.
+		 * While the link fills, the windows may double each round
+		 * trip, as TCP's slow start does: while no queue forms on
+		 * the path (the smoothed round trip stays near its minimum)
+		 * and never again once one clearly has (after a loss, a
+		 * burst of data held back until its repair looks like a
+		 * faster path).  Twice a window that turned over within a
+		 * round trip (the window, not the path, limits the
+		 * transfer, and a rate measured over the past lags it), for
+		 * a stock sender only while the rate still grows by a
+		 * quarter or more from one span to the next (once its TCP
+		 * send buffer is what limits it, what the window gives
+		 * beyond waits in its channel input buffer); and for a
+		 * patched sender, while the rate so grows, twice what the
+		 * last span carried, counted at most twice the span before.
+		 * A stock peer's windows go back to the need without the
+		 * doubling (calm) two round trips after it last applied,
+		 * and then no longer double.
 		 */
 		if (srtt > hw->srtt_max)
 			hw->srtt_max = srtt;
-		fill = hw->peer_patched && srtt < rtt + rtt / HPN_RAMP_QUEUE &&
+		fill = srtt < rtt + rtt / HPN_RAMP_QUEUE &&
 		    hw->srtt_max < rtt + rtt / HPN_RAMP_END;
+		calm = rt + head;
+		grows = rate > 0 && 4 * last >= 5 * rate;
 		ramp = (last < 2 * rate ? last : 2 * rate) * rtt / 1000000;
-		if (fill && rate > 0 && 4 * last >= 5 * rate &&
-		    2 * ramp > rt + head)
+		if (fill && hw->peer_patched && grows && 2 * ramp > rt + head)
 			head = 2 * ramp - rt;
-		if (fill && 2 * (u_int64_t)hw->turned > rt + head)
+		if (fill && (hw->peer_patched || grows) &&
+		    2 * (u_int64_t)hw->turned > rt + head)
 			head = 2 * (u_int64_t)hw->turned - rt;
 		need = rt + head;
+		if (need > calm)
+			hw->doubled = now;
 		break;
 	case 1:
-		need = base;
+		calm = need = base;
 		why = "no round trip measured yet";
 		break;
 	default:
-		need = hw->peer_patched ? hw->max : HPN_WINDOW_STOCK_MAX;
+		calm = need = hw->peer_patched ? hw->max : HPN_WINDOW_STOCK_MAX;
 		why = "no TCP_INFO";
 		break;
 	}
 	if (need > hw->max)
 		need = hw->max;
+	if (calm > hw->max)
+		calm = hw->max;
+	if (calm > hw->calm)
+		hw->calm = calm;
 	budget = need + idle;
 	if (budget < (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT)
 		budget = (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT;
 	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
+	hw->calm_budget = hw->calm + idle;
+	if (hw->calm_budget < (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT)
+		hw->calm_budget = (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT;
 	if (hw->budget <= hw->budget_logged && need <= hw->need_logged)
 		return;
 	if (hw->budget > hw->budget_logged)
@@ -546,7 +567,8 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	if (ch->used >= win && buffered <= win / 4) {
 		/* Turned over, and the consumer keeps up: may grow. */
 		if (hw->rtt != 0 && ch->busy != 0 &&
-		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0)) {
+		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0) &&
+		    (hw->peer_patched || !hw->shrunk)) {
 			/* Within a round trip: at once, a budget for twice it. */
 			hw->turned = win;
 			hpn_set_budget(ssh, hw, now);
@@ -559,6 +581,27 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 		else if (c->local_window_max < hw->budget /
 		    (hw->nbusy ? hw->nbusy : 1))
 			hw->starved = now;
+	} else if (!hw->peer_patched && hw->total > hw->calm_budget &&
+	    now - hw->doubled > 2 * (hw->rtt / 1000000.0) &&
+	    c->local_consumed > 0 && win > CHAN_SES_WINDOW_DEFAULT) {
+		/*
+		 * A stock sender's windows doubled while the link filled;
+		 * two round trips after the last doubling they go back to
+		 * the largest need without it, what the sender's input
+		 * buffer holds without packing (hpn-window.h): by not
+		 * returning data the consumer took as window.
+		 */
+		give = win - CHAN_SES_WINDOW_DEFAULT;
+		if (give > hw->total - hw->calm_budget)
+			give = hw->total - hw->calm_budget;
+		if (give > c->local_consumed)
+			give = c->local_consumed;
+		chan_resize(hw, c, ch, win - give);
+		if (!hw->shrunk) {
+			hw->shrunk = 1;
+			hw->turned = 0;
+			hpn_set_budget(ssh, hw, now);
+		}
 	} else if (hw->nbusy > 1 && now - hw->starved < 1.0 &&
 	    c->local_consumed > 0) {
 		/* Another busy channel found nothing left: share. */

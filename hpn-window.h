@@ -42,7 +42,10 @@
  * can sit in that buffer is kept to HPN_WINDOW_STOCK_MAX: the budget for
  * a stock peer is at most this plus the credit in transit, measured as
  * receive rate times minimum round trip (hpn-window.c), or this alone
- * where TCP_INFO does not give them.
+ * where TCP_INFO does not give them.  Only while the link fills may its
+ * windows double: what its TCP does not yet carry then waits in its TCP
+ * send buffer, which Linux grows to twice the congestion window; they
+ * shrink back once the doubling ends.
  */
 #define HPN_WINDOW_STOCK_MAX	(8*1024*1024 - 128*1024)
 /*

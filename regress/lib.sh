@@ -383,13 +383,14 @@ srtt [0-9]* us, largest [0-9]* us, turned [0-9]*\).*/\1/p" |
 # budget_problem B N I K P H R T M L S X W BASE MAX: prints what is wrong
 # with one line of budget_lines, if anything.  M must be MAX; per_rtt P is
 # R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
-# 8 MiB) the most of that, P / 2, and while the smoothed round trip S is
+# 8 MiB) the most of that and P / 2.  While the smoothed round trip S is
 # under 9/8 of the minimum T and the largest so far X under 5/4 of it
-# (the windows double each round trip): 2 * W - P (W: the window that
-# last turned over within a round trip), and if the last span's rate L
-# is at least 5/4 of R (the lower of the last two spans'),
-# 2 * min(L, 2 * R) * T / 10^6 - P; the need N = min(P + H, M); I is K
-# stock windows (2 MiB); the budget B is at least N + I (more only to
+# (the windows double each round trip), H grows to make the need twice
+# W, the window that last turned over within a round trip (for a stock
+# peer, BASE 8064 KiB, only while the last span's rate L is at least 5/4
+# of R, the lower of the last two spans'), and for a patched peer while
+# L is so, 2 * min(L, 2 * R) * T / 10^6.  The need N = min(P + H, M); I is
+# K stock windows (2 MiB); the budget B is at least N + I (more only to
 # give each channel a stock window).
 budget_problem() {
 	_rt=$(( $7 * $8 / 1000000 ))
@@ -397,16 +398,18 @@ budget_problem() {
 	[ $_l -le $(( 2 * $7 )) ] || _l=$(( 2 * $7 ))
 	_ramp=$(( _l * $8 / 1000000 ))
 	_head=${14}
-	if [ ${14} -eq 8388608 ]; then
-		[ $(( _rt / 2 )) -le $_head ] || _head=$(( _rt / 2 ))
-		if [ ${11} -lt $(( $8 + $8 / 8 )) ] &&
-		    [ ${12} -lt $(( $8 + $8 / 4 )) ]; then
-			[ $7 -eq 0 ] || [ $(( 4 * ${10} )) -lt $(( 5 * $7 )) ] ||
-			    [ $(( 2 * _ramp )) -le $(( _rt + _head )) ] ||
-			    _head=$(( 2 * _ramp - _rt ))
-			[ $(( 2 * ${13} )) -le $(( _rt + _head )) ] ||
-			    _head=$(( 2 * ${13} - _rt ))
-		fi
+	[ ${14} -ne 8388608 ] || [ $(( _rt / 2 )) -le $_head ] ||
+	    _head=$(( _rt / 2 ))
+	_grows=0
+	[ $7 -eq 0 ] || [ $(( 4 * ${10} )) -lt $(( 5 * $7 )) ] || _grows=1
+	if [ ${11} -lt $(( $8 + $8 / 8 )) ] &&
+	    [ ${12} -lt $(( $8 + $8 / 4 )) ]; then
+		[ $_grows = 0 ] || [ ${14} -ne 8388608 ] ||
+		    [ $(( 2 * _ramp )) -le $(( _rt + _head )) ] ||
+		    _head=$(( 2 * _ramp - _rt ))
+		[ $_grows = 0 ] && [ ${14} -ne 8388608 ] ||
+		    [ $(( 2 * ${13} )) -le $(( _rt + _head )) ] ||
+		    _head=$(( 2 * ${13} - _rt ))
 	fi
 	_need=$(( _rt + _head ))
 	[ $_need -le $9 ] || _need=$9

@@ -19,7 +19,8 @@
 # tcp_rmem maximum at 1 MiB, sshd says once that the kernel holds the
 # transfer back.  Then on a 1 Gbit/s, 600 ms link (75 MB in flight): a
 # 256 MiB upload whose window doubles while the link fills and grows past
-# the old 32 MiB limit, within the budget; and sixteen channels on one
+# the old 32 MiB limit, within the budget; the same from a stock sender,
+# whose window doubles too (within its own rule); and sixteen channels on one
 # ControlMaster (one whose command never reads its input, fourteen idle,
 # one upload) where only the upload's window grows and no growth leaves
 # the windows' sum above the budget (the sshd-session's peak RSS is
@@ -450,6 +451,19 @@ if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
 	fi
 else
 	fail long-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
+fi
+
+# A stock sender on the same link: its windows double too while the link
+# fills (some budget's headroom above 8064 KiB), within the budget.
+from=`log_mark "$SSHD_LOG"`
+lfn_upload long-stock-upload stock $STOCK_PEER_MAX "stock ssh" \
+    "$STOCK_BUILD/ssh" -F "$SSH_CONFIG"
+_d=`budget_lines "$SSHD_LOG" $from stock |
+    awk -v b=$STOCK_PEER_MAX '$6 > b { n++ } END { print n + 0 }'`
+if [ $_d -gt 0 ]; then
+	pass long-stock-upload-doubling
+else
+	fail long-stock-upload-doubling "no budget with a doubling headroom"
 fi
 
 # Sixteen channels on one ControlMaster: one whose command never reads
