@@ -313,6 +313,20 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
 }
 
 /*
+ * The budget for need: plus idle (a stock window for each channel that is
+ * not busy), and at least a stock window for each of n counted channels.
+ */
+static u_int64_t
+budget_of(u_int64_t need, u_int64_t idle, u_int n)
+{
+	u_int64_t budget = need + idle;
+
+	if (budget < (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT)
+		budget = (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT;
+	return budget;
+}
+
+/*
  * Sets the connection's budget: what the path needs, at most
  * HPNBufferSize, plus a stock window for each counted channel that is not
  * busy, and never less than a stock window per counted channel.  The need
@@ -402,13 +416,9 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		calm = hw->max;
 	if (calm > hw->calm)
 		hw->calm = calm;
-	budget = need + idle;
-	if (budget < (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT)
-		budget = (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT;
+	budget = budget_of(need, idle, n);
 	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
-	hw->calm_budget = hw->calm + idle;
-	if (hw->calm_budget < (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT)
-		hw->calm_budget = (u_int64_t)n * CHAN_SES_WINDOW_DEFAULT;
+	hw->calm_budget = budget_of(hw->calm, idle, n);
 	if (hw->budget <= hw->budget_logged && need <= hw->need_logged)
 		return;
 	if (hw->budget > hw->budget_logged)
@@ -500,6 +510,24 @@ chan_resize(struct hpn_window *hw, Channel *c, struct hpn_chan *ch, u_int win)
 }
 
 /*
+ * Shrinks channel c's window towards target, by at most the data its
+ * consumer took and that has not yet been returned as window.
+ */
+static void
+chan_give_back(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
+    u_int target)
+{
+	u_int win = c->local_window_max, give;
+
+	if (win <= target)
+		return;
+	give = win - target;
+	if (give > c->local_consumed)
+		give = c->local_consumed;
+	chan_resize(hw, c, ch, win - give);
+}
+
+/*
  * The window channel c, whose window turned over, may grow to: what the
  * budget has left, less the room it kept for c as an idle channel if it
  * was one at the last poll.  Where the budget follows the path (a round
@@ -544,7 +572,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 {
 	struct hpn_window *hw = ssh->hpn_window;
 	struct hpn_chan *ch;
-	u_int buffered, win, fair, give;
+	u_int buffered, win, fair, target;
 	double now;
 
 	if (hw == NULL || hw->disabled ||
@@ -591,12 +619,10 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 		 * buffer holds without packing (hpn-window.h): by not
 		 * returning data the consumer took as window.
 		 */
-		give = win - CHAN_SES_WINDOW_DEFAULT;
-		if (give > hw->total - hw->calm_budget)
-			give = hw->total - hw->calm_budget;
-		if (give > c->local_consumed)
-			give = c->local_consumed;
-		chan_resize(hw, c, ch, win - give);
+		target = CHAN_SES_WINDOW_DEFAULT;
+		if (win - target > hw->total - hw->calm_budget)
+			target = win - (hw->total - hw->calm_budget);
+		chan_give_back(hw, c, ch, target);
 		if (!hw->shrunk) {
 			hw->shrunk = 1;
 			hw->turned = 0;
@@ -608,12 +634,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 		fair = hw->budget / hw->nbusy;
 		if (fair < CHAN_SES_WINDOW_DEFAULT)
 			fair = CHAN_SES_WINDOW_DEFAULT;
-		if (win > fair) {
-			give = win - fair;
-			if (give > c->local_consumed)
-				give = c->local_consumed;
-			chan_resize(hw, c, ch, win - give);
-		}
+		chan_give_back(hw, c, ch, fair);
 	}
 	/*
 	 * channel_check_window() sends local_consumed as an adjust right
