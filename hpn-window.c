@@ -35,6 +35,10 @@
  * the budget has left; when a busy channel finds nothing left, the
  * channels above an equal share of the budget give some back, by not
  * returning data their consumers took to the sender as window.
+ *
+ * sshd also starts each rekey before the client's limit by what the
+ * client may still send (the windows): a client that starts a rekey
+ * itself sends no data for two round trips, and for one when sshd does.
  */
 
 #include "includes.h"
@@ -645,6 +649,13 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 		ch->consumed = 0;
 	else
 		ch->consumed = c->local_consumed;
+	/*
+	 * An uploading client would start each rekey at its limit and then
+	 * wait two round trips; sshd starts it while the client may still
+	 * send all its windows (and their framing), and it waits one.
+	 */
+	if (ssh->kex != NULL && ssh->kex->server)
+		ssh_packet_set_rekey_reserve(ssh, hw->total + hw->total / 16);
 }
 
 /* Called by channels.c when channel c is freed. */

@@ -1,7 +1,8 @@
 #!/bin/sh
 #
 # t-window.sh: dynamic channel windows.  The options in sshd -T / ssh -G and
-# their bad values; then, on an emulated 100 Mbit/s, 50 ms RTT link
+# their bad values; sshd starting an upload's rekeys (on loopback); then,
+# on an emulated 100 Mbit/s, 50 ms RTT link
 # (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
 # window must grow past stock's 2 MiB (from the debug2 log) and stay within
 # the connection's window budget logged at debug2: the data carried in a
@@ -108,6 +109,56 @@ for bad in "TcpRcvBuf -1" "TcpRcvBuf 524289" "TcpRcvBuf many" \
 	check_rejected "ssh-rejects-$n" 3 "ssh -G accepted '$bad'" \
 	    "$SSH" -G -F "`ssh_conf "$bad"`" somehost
 done
+
+# --- Rekeying an upload: sshd starts each rekey while the client may
+# still send what its windows allow (plus framing) before its own limit,
+# so that the client, which would wait two round trips for the exchange
+# it starts, waits one.  On loopback, RekeyLimit 64M on both sides, a
+# 320 MiB upload from a stock ssh and from ours: byte-exact, and each key
+# exchange after the first began with sshd's KEXINIT (sent before the
+# client's was received), with ssh_packet_rekey_early logged.
+
+# early_rekeys NAME MARK: check sshd's key exchanges after MARK (those
+# before authentication are logged with [preauth]).
+early_rekeys() {
+	_why=`log_since $2 | grep -v '\[preauth\]' |
+	    grep -o 'SSH2_MSG_KEXINIT [a-z]*' | awk '
+		NR % 2 == 1 { first = $2; next }
+		first != "sent" && !bad { bad = NR / 2 }
+		END {
+			if (bad)
+				print "rekey " bad " started by the client"
+			else if (NR < 6)
+				print NR / 2 " rekeys, not 3 or more"
+		}'`
+	if [ -z "$_why" ] && ! log_has $2 \
+	    "ssh_packet_rekey_early: [0-9]* of [0-9]* blocks in, [0-9]* reserved"
+	then
+		_why="no ssh_packet_rekey_early line"
+	fi
+	if [ -n "$_why" ]; then
+		fail "$1" "$_why"
+	else
+		pass "$1"
+		echo "# $1: `log_count $2 ssh_packet_rekey_early` rekeys," \
+		    "each started by sshd"
+	fi
+}
+
+REKEY_DATA=`make_data 335544320`
+start_sshd rekey hpn "LogLevel DEBUG2" "RekeyLimit 64M"
+for who in stock hpn; do
+	case $who in
+	stock)	client="$STOCK_BUILD/ssh" ;;
+	hpn)	client="$SSH" ;;
+	esac
+	from=`log_mark`
+	xfer_up rekey-$who "$client" "$REKEY_DATA" \
+	    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+	early_rekeys rekey-$who-early $from
+done
+stop_sshd
+rm -f "$REKEY_DATA"
 
 # --- On the emulated long fat network.
 
