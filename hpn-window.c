@@ -393,12 +393,21 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 			hw->srtt_max = srtt;
 		fill = srtt < rtt + rtt / HPN_RAMP_QUEUE &&
 		    hw->srtt_max < rtt + rtt / HPN_RAMP_END;
+		/*
+		 * A window a stock sender's consumer took within about a
+		 * round trip is what the sender's TCP carries in one now;
+		 * the rate, measured over past spans, lags it.  The need
+		 * grows from that window by the stock headroom, without
+		 * doubling (so it is calm).
+		 */
+		if (!hw->peer_patched && hw->turned > rt)
+			head += hw->turned - rt;
 		calm = rt + head;
 		grows = rate > 0 && 4 * last >= 5 * rate;
 		ramp = (last < 2 * rate ? last : 2 * rate) * rtt / 1000000;
 		if (fill && hw->peer_patched && grows && 2 * ramp > rt + head)
 			head = 2 * ramp - rt;
-		if (fill && (hw->peer_patched || grows) &&
+		if (fill && (hw->peer_patched || (grows && !hw->shrunk)) &&
 		    2 * (u_int64_t)hw->turned > rt + head)
 			head = 2 * (u_int64_t)hw->turned - rt;
 		need = rt + head;
@@ -440,11 +449,13 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	debug2_f("%s peer: window budget %u = need %llu + %llu for %u idle "
 	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
 	    "rate %llu B/s * min_rtt %u us (max %u); last rate %llu B/s, "
-	    "srtt %u us, largest %u us, turned %u", peer, hw->budget,
+	    "srtt %u us, largest %u us, turned %u, shrunk %d", peer,
+	    hw->budget,
 	    (unsigned long long)need, (unsigned long long)idle,
 	    n - hw->nbusy, (unsigned long long)rt,
 	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max,
-	    (unsigned long long)last, srtt, hw->srtt_max, hw->turned);
+	    (unsigned long long)last, srtt, hw->srtt_max, hw->turned,
+	    hw->shrunk);
 }
 
 /* Polls the connection's receive buffer and path; sets the budget. */
@@ -599,8 +610,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	if (ch->used >= win && buffered <= win / 4) {
 		/* Turned over, and the consumer keeps up: may grow. */
 		if (hw->rtt != 0 && ch->busy != 0 &&
-		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0) &&
-		    (hw->peer_patched || !hw->shrunk)) {
+		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0)) {
 			/* Within a round trip: at once, a budget for twice it. */
 			hw->turned = win;
 			hpn_set_budget(ssh, hw, now);

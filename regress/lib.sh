@@ -371,50 +371,55 @@ log_count() {
 # debug2 for a KIND (stock or patched) peer in LOG after MARK (log_mark),
 #   "KIND peer: window budget B = need N + I for K idle channels;
 #    need = per_rtt P + headroom H; per_rtt = rate R B/s * min_rtt T us
-#    (max M); last rate L B/s, srtt S us, largest X us, turned W",
-# one "B N I K P H R T M L S X W" line each.
+#    (max M); last rate L B/s, srtt S us, largest X us, turned W,
+#    shrunk Z",
+# one "B N I K P H R T M L S X W Z" line each.
 budget_lines() {
 	log_since $2 "$1" | sed -n "s/.*$3 peer: window budget \([0-9]* = need \
 .*; need = per_rtt .*; per_rtt = rate .*(max [0-9]*); last rate [0-9]* B\/s, \
-srtt [0-9]* us, largest [0-9]* us, turned [0-9]*\).*/\1/p" |
-	    tr -cs '0-9\n' ' ' | awk 'NF == 13 { $1 = $1; print }'
+srtt [0-9]* us, largest [0-9]* us, turned [0-9]*, shrunk [01]\).*/\1/p" |
+	    tr -cs '0-9\n' ' ' | awk 'NF == 14 { $1 = $1; print }'
 }
 
-# budget_problem B N I K P H R T M L S X W BASE MAX: prints what is wrong
-# with one line of budget_lines, if anything.  M must be MAX; per_rtt P is
-# R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
-# 8 MiB) the most of that and P / 2.  While the smoothed round trip S is
-# under 9/8 of the minimum T and the largest so far X under 5/4 of it
-# (the windows double each round trip), H grows to make the need twice
-# W, the window that last turned over within a round trip (for a stock
-# peer, BASE 8064 KiB, only while the last span's rate L is at least 5/4
-# of R, the lower of the last two spans'), and for a patched peer while
-# L is so, 2 * min(L, 2 * R) * T / 10^6.  The need N = min(P + H, M); I is
-# K stock windows (2 MiB); the budget B is at least N + I (more only to
-# give each channel a stock window).
+# budget_problem B N I K P H R T M L S X W Z BASE MAX: prints what is
+# wrong with one line of budget_lines, if anything.  M must be MAX; per_rtt
+# P is R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
+# 8 MiB) the most of that and P / 2, and for a stock peer (BASE 8064 KiB)
+# BASE + W - P where W, the window that last turned over within a round
+# trip, is above P.  While the smoothed round trip S is under 9/8 of the
+# minimum T and the largest so far X under 5/4 of it (the windows double
+# each round trip), H grows to make the need twice W (for a stock peer
+# only while the last span's rate L is at least 5/4 of R, the lower of
+# the last two spans', and its windows have not shrunk, Z 0), and for a
+# patched peer while L is so, 2 * min(L, 2 * R) * T / 10^6.  The need
+# N = min(P + H, M); I is K stock windows (2 MiB); the budget B is at
+# least N + I (more only to give each channel a stock window).
 budget_problem() {
 	_rt=$(( $7 * $8 / 1000000 ))
 	_l=${10}
 	[ $_l -le $(( 2 * $7 )) ] || _l=$(( 2 * $7 ))
 	_ramp=$(( _l * $8 / 1000000 ))
-	_head=${14}
-	[ ${14} -ne 8388608 ] || [ $(( _rt / 2 )) -le $_head ] ||
+	_head=${15}
+	[ ${15} -ne 8388608 ] || [ $(( _rt / 2 )) -le $_head ] ||
 	    _head=$(( _rt / 2 ))
+	[ ${15} -eq 8388608 ] || [ ${13} -le $_rt ] ||
+	    _head=$(( ${15} + ${13} - _rt ))
 	_grows=0
 	[ $7 -eq 0 ] || [ $(( 4 * ${10} )) -lt $(( 5 * $7 )) ] || _grows=1
 	if [ ${11} -lt $(( $8 + $8 / 8 )) ] &&
 	    [ ${12} -lt $(( $8 + $8 / 4 )) ]; then
-		[ $_grows = 0 ] || [ ${14} -ne 8388608 ] ||
+		[ $_grows = 0 ] || [ ${15} -ne 8388608 ] ||
 		    [ $(( 2 * _ramp )) -le $(( _rt + _head )) ] ||
 		    _head=$(( 2 * _ramp - _rt ))
-		[ $_grows = 0 ] && [ ${14} -ne 8388608 ] ||
+		{ [ $_grows = 0 ] || [ ${14} -ne 0 ]; } &&
+		    [ ${15} -ne 8388608 ] ||
 		    [ $(( 2 * ${13} )) -le $(( _rt + _head )) ] ||
 		    _head=$(( 2 * ${13} - _rt ))
 	fi
 	_need=$(( _rt + _head ))
 	[ $_need -le $9 ] || _need=$9
-	if [ $9 -ne ${15} ]; then
-		echo "max $9, not ${15}"
+	if [ $9 -ne ${16} ]; then
+		echo "max $9, not ${16}"
 	elif [ $5 -ne $_rt ]; then
 		echo "per_rtt $5, not $7 B/s * $8 us = $_rt"
 	elif [ $6 -ne $_head ]; then

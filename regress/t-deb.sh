@@ -212,10 +212,10 @@ fi
 # (256 MiB).
 _why=`budget_lines "$TESTDIR/log.16M" 0 patched | {
 	_n=0
-	while read _b _nd _i _k _p _h _r _t _m _l _s _x _w; do
+	while read _b _nd _i _k _p _h _r _t _m _l _s _x _w _z; do
 		_n=$((_n + 1))
 		budget_problem $_b $_nd $_i $_k $_p $_h $_r $_t $_m $_l $_s \
-		    $_x $_w 8388608 268435456
+		    $_x $_w $_z 8388608 268435456
 	done
 	[ $_n -gt 0 ] || echo "no patched-peer budget logged"
 } | head -n 1`

@@ -215,9 +215,9 @@ peer_budget() {
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
 		_moved=0
-		while read _b _n _i _k _pr _h _r _t _m _l _s _x _w; do
+		while read _b _n _i _k _pr _h _r _t _m _l _s _x _w _z; do
 			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
-			    $_m $_l $_s $_x $_w $5 $_max)
+			    $_m $_l $_s $_x $_w $_z $5 $_max)
 			if [ -n "$_p" ]; then
 				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
@@ -505,12 +505,14 @@ else
 fi
 
 # A stock sender on the same link: its windows double too while the link
-# fills (some budget's headroom above 8064 KiB), within the budget.
+# fills (some budget's need is twice the window that turned over, above
+# 8064 KiB plus that window or per_rtt), within the budget.
 from=`log_mark "$SSHD_LOG"`
 lfn_upload long-stock-upload stock $STOCK_PEER_MAX "stock ssh" \
     "$STOCK_BUILD/ssh" -F "$SSH_CONFIG"
 _d=`budget_lines "$SSHD_LOG" $from stock |
-    awk -v b=$STOCK_PEER_MAX '$6 > b { n++ } END { print n + 0 }'`
+    awk -v b=$STOCK_PEER_MAX '$2 == 2 * $13 && $2 > ($13 > $5 ? $13 : $5) + b {
+	n++ } END { print n + 0 }'`
 if [ $_d -gt 0 ]; then
 	pass long-stock-upload-doubling
 else
