@@ -611,7 +611,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 		/* Turned over, and the consumer keeps up: may grow. */
 		if (hw->rtt != 0 && ch->busy != 0 &&
 		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0)) {
-			/* Within a round trip: at once, a budget for twice it. */
+			/* Within a round trip: at once, a budget from it. */
 			hw->turned = win;
 			hpn_set_budget(ssh, hw, now);
 		} else
