@@ -95,7 +95,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef WITH_OPENSSL
@@ -972,100 +971,3 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 }
 
 #endif /* WITH_OPENSSL */
-
-/*
- * Host policy: how many threads this host should use.  Not part of the
- * engine; ctr_mt_new() takes whatever thread count it is given.
- */
-
-#ifdef WITH_OPENSSL
-
-#define CTR_MT_FAST_MBPS	1500	/* serial AES-CTR faster: no threads */
-#define CTR_MT_PROBE_BYTES	(64 * 1024)
-
-/*
- * With AES instructions (AES-NI), serial AES-CTR runs at several GB/s per
- * core, far above what the rest of the packet path can use, and moving
- * keystream between cores through the ring only costs time.  Measure
- * serial AES-128-CTR once (about a millisecond without AES instructions,
- * much less with them) and report whether it is fast enough that threads
- * cannot help.  This also honours OPENSSL_ia32cap masking.  Called from
- * the connection's main thread only.
- */
-static int
-ctr_mt_serial_fast(void)
-{
-	static int fast = -1;
-	static const u_char key[16], iv[16];
-	EVP_CIPHER_CTX *evp;
-	struct timespec t0, t1;
-	double best = 0, secs;
-	u_char *buf;
-	int i, outl;
-
-	if (fast != -1)
-		return fast;
-	fast = 0;
-	if ((buf = calloc(1, CTR_MT_PROBE_BYTES)) == NULL)
-		return fast;
-	if ((evp = EVP_CIPHER_CTX_new()) == NULL ||
-	    EVP_EncryptInit_ex(evp, EVP_aes_128_ctr(), NULL, key, iv) != 1) {
-		EVP_CIPHER_CTX_free(evp);
-		free(buf);
-		return fast;
-	}
-	for (i = 0; i < 5; i++) {
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (EVP_EncryptUpdate(evp, buf, &outl, buf,
-		    CTR_MT_PROBE_BYTES) != 1)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		secs = (t1.tv_sec - t0.tv_sec) +
-		    (t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (secs > 0 && (best == 0 || secs < best))
-			best = secs;
-	}
-	EVP_CIPHER_CTX_free(evp);
-	free(buf);
-	if (best > 0 && CTR_MT_PROBE_BYTES / best / 1e6 >= CTR_MT_FAST_MBPS)
-		fast = 1;
-	return fast;
-}
-
-#else /* WITH_OPENSSL */
-
-static int
-ctr_mt_serial_fast(void)
-{
-	return 1;
-}
-
-#endif /* WITH_OPENSSL */
-
-int
-ctr_mt_ncpu(void)
-{
-	long n;
-
-#ifdef _SC_NPROCESSORS_ONLN
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-#else
-	n = 1;
-#endif
-	if (n < 1)
-		return 1;
-	if (n > 1024)
-		return 1024;
-	return (int)n;
-}
-
-int
-ctr_mt_default_threads(void)
-{
-	int n = ctr_mt_ncpu();
-
-	if (n <= 1 || ctr_mt_serial_fast())
-		return 0;
-	/* The connection's own thread does AES-CTR too; see ctr_mt_crypt. */
-	return n - 1 < 4 ? n - 1 : 4;
-}

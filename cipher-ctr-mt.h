@@ -53,18 +53,6 @@
 
 struct ctr_mt_ctx;
 
-/* Number of online CPUs; always >= 1. */
-int	ctr_mt_ncpu(void);
-
-/*
- * Suggested number of worker threads for this host: 0 (meaning "use the
- * serial cipher, threads would not help") when only one CPU is online or
- * when serial AES-CTR is so fast here (AES instructions) that threads
- * cannot help (measured once, in about a millisecond), otherwise
- * min(online CPUs - 1, 4): the calling thread does part of the AES itself.
- */
-int	ctr_mt_default_threads(void);
-
 /*
  * Create a context for AES-CTR with a key of keylen bytes (16, 24 or 32:
  * AES-128/192/256), the 16-byte initial counter block iv, and nthreads
@@ -109,6 +97,29 @@ void	ctr_mt_stats(const struct ctr_mt_ctx *ctx, uint64_t *xored,
  * wiped and freed only.
  */
 void	ctr_mt_free(struct ctr_mt_ctx *ctx);
+
+/*
+ * Host policy (cipher-ctr-mt-policy.c), not part of the engine.
+ */
+
+/* Number of online CPUs; always >= 1. */
+int	ctr_mt_ncpu(void);
+
+/*
+ * Suggested number of worker threads for this host: 0 (meaning "use the
+ * serial cipher, threads would not help") when only one CPU is online or
+ * when serial AES-CTR is so fast here (AES instructions) that threads
+ * cannot help (measured once, in about a millisecond), otherwise
+ * min(online CPUs - 1, 4): the calling thread does part of the AES itself.
+ */
+int	ctr_mt_default_threads(void);
+
+/*
+ * Threads for a connection's AES-CTR keys after user authentication, from
+ * DisableMTAES and AESCTRThreads (0: the host's default) and whether the
+ * peer can rekey; 0 (serial) with the reason logged at debug1.
+ */
+int	ctr_mt_threads_wanted(int disabled, int nthreads, int peer_rekeys);
 
 #ifdef CTR_MT_EVP_CIPHER
 /*

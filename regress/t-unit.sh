@@ -76,9 +76,12 @@ variant() {
 # The engine.  CTR_MT_TEST: lets the tests stall workers between chunks.
 PROG=test_ctr_mt
 TAG=
-SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c"
+# The host policy logs through libssh.
+SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c \
+    $HPN_TOP/cipher-ctr-mt-policy.c"
 DEFS="-DCTR_MT_TEST"
-LIBS="-L$HPN_BUILD/openbsd-compat -lopenbsd-compat -lcrypto -lpthread"
+LIBS="-L$HPN_BUILD -L$HPN_BUILD/openbsd-compat -lssh -lopenbsd-compat -lssh \
+    -lopenbsd-compat -lcrypto -lz -lpthread"
 variant plain "-O2 -g"
 # shellcheck disable=SC2086
 variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV CTR_MT_QUICK=1

@@ -1,0 +1,155 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors.
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * MT-AES-CTR host policy: whether a connection's AES-CTR keys get
+ * keystream threads after user authentication, and how many.  ssh and
+ * sshd decide with ctr_mt_threads_wanted(); the engine (cipher-ctr-mt.c)
+ * takes whatever thread count it is given.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef WITH_OPENSSL
+#include <openssl/evp.h>
+#endif
+
+#include "log.h"
+#include "cipher-ctr-mt.h"
+
+#ifdef WITH_OPENSSL
+
+#define CTR_MT_FAST_MBPS	1500	/* serial AES-CTR faster: no threads */
+#define CTR_MT_PROBE_BYTES	(64 * 1024)
+
+/*
+ * With AES instructions (AES-NI), serial AES-CTR runs at several GB/s per
+ * core, far above what the rest of the packet path can use, and moving
+ * keystream between cores through the ring only costs time.  Measure
+ * serial AES-128-CTR once (about a millisecond without AES instructions,
+ * much less with them) and report whether it is fast enough that threads
+ * cannot help.  This also honours OPENSSL_ia32cap masking.  Called from
+ * the connection's main thread only.
+ */
+static int
+ctr_mt_serial_fast(void)
+{
+	static int fast = -1;
+	static const u_char key[16], iv[16];
+	EVP_CIPHER_CTX *evp;
+	struct timespec t0, t1;
+	double best = 0, secs;
+	u_char *buf;
+	int i, outl;
+
+	if (fast != -1)
+		return fast;
+	fast = 0;
+	if ((buf = calloc(1, CTR_MT_PROBE_BYTES)) == NULL)
+		return fast;
+	if ((evp = EVP_CIPHER_CTX_new()) == NULL ||
+	    EVP_EncryptInit_ex(evp, EVP_aes_128_ctr(), NULL, key, iv) != 1) {
+		EVP_CIPHER_CTX_free(evp);
+		free(buf);
+		return fast;
+	}
+	for (i = 0; i < 5; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (EVP_EncryptUpdate(evp, buf, &outl, buf,
+		    CTR_MT_PROBE_BYTES) != 1)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		secs = (t1.tv_sec - t0.tv_sec) +
+		    (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (secs > 0 && (best == 0 || secs < best))
+			best = secs;
+	}
+	EVP_CIPHER_CTX_free(evp);
+	free(buf);
+	if (best > 0 && CTR_MT_PROBE_BYTES / best / 1e6 >= CTR_MT_FAST_MBPS)
+		fast = 1;
+	return fast;
+}
+
+#else /* WITH_OPENSSL */
+
+static int
+ctr_mt_serial_fast(void)
+{
+	return 1;
+}
+
+#endif /* WITH_OPENSSL */
+
+int
+ctr_mt_ncpu(void)
+{
+	long n;
+
+#ifdef _SC_NPROCESSORS_ONLN
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+	n = 1;
+#endif
+	if (n < 1)
+		return 1;
+	if (n > 1024)
+		return 1024;
+	return (int)n;
+}
+
+int
+ctr_mt_default_threads(void)
+{
+	int n = ctr_mt_ncpu();
+
+	if (n <= 1 || ctr_mt_serial_fast())
+		return 0;
+	/* The connection's own thread does AES-CTR too; see ctr_mt_crypt. */
+	return n - 1 < 4 ? n - 1 : 4;
+}
+
+/*
+ * The keystream threads for a connection's AES-CTR keys after user
+ * authentication: none if DisableMTAES is set or the peer cannot rekey
+ * (the threads start with new keys), else AESCTRThreads or, for 0, this
+ * host's default.  Says at debug1 why none.
+ */
+int
+ctr_mt_threads_wanted(int disabled, int nthreads, int peer_rekeys)
+{
+	if (disabled) {
+		debug("MT-AES-CTR: not used: disabled by DisableMTAES");
+		return 0;
+	}
+	if (!peer_rekeys) {
+		debug("MT-AES-CTR: not used: peer cannot rekey");
+		return 0;
+	}
+	if (nthreads == 0 && (nthreads = ctr_mt_default_threads()) == 0) {
+		debug("MT-AES-CTR: not used: %s", ctr_mt_ncpu() <= 1 ?
+		    "only one CPU online" : "serial AES-CTR is faster here "
+		    "(AES instructions); AESCTRThreads forces threads");
+		return 0;
+	}
+	return nthreads;
+}
