@@ -394,13 +394,16 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		fill = srtt < rtt + rtt / HPN_RAMP_QUEUE &&
 		    hw->srtt_max < rtt + rtt / HPN_RAMP_END;
 		/*
-		 * A window a stock sender's consumer took within about a
-		 * round trip is what the sender's TCP carries in one now;
+		 * A window a stock server's consumer took within about a
+		 * round trip is what the server's TCP carries in one now;
 		 * the rate, measured over past spans, lags it.  The need
 		 * grows from that window by the stock headroom, without
-		 * doubling (so it is calm).
+		 * doubling (so it is calm).  Not for a stock client: its
+		 * uploads gained nothing from it, and it cost ssh half as
+		 * much CPU again.
 		 */
-		if (!hw->peer_patched && hw->turned > rt)
+		if (!hw->peer_patched && ssh->kex != NULL &&
+		    !ssh->kex->server && hw->turned > rt)
 			head += hw->turned - rt;
 		calm = rt + head;
 		grows = rate > 0 && 4 * last >= 5 * rate;

@@ -381,12 +381,13 @@ srtt [0-9]* us, largest [0-9]* us, turned [0-9]*, shrunk [01]\).*/\1/p" |
 	    tr -cs '0-9\n' ' ' | awk 'NF == 14 { $1 = $1; print }'
 }
 
-# budget_problem B N I K P H R T M L S X W Z BASE MAX: prints what is
-# wrong with one line of budget_lines, if anything.  M must be MAX; per_rtt
+# budget_problem B N I K P H R T M L S X W Z BASE MAX [SIDE]: prints what
+# is wrong with one line of budget_lines, logged by SIDE (client, the
+# default, or server), if anything.  M must be MAX; per_rtt
 # P is R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
-# 8 MiB) the most of that and P / 2, and for a stock peer (BASE 8064 KiB)
-# BASE + W - P where W, the window that last turned over within a round
-# trip, is above P.  While the smoothed round trip S is under 9/8 of the
+# 8 MiB) the most of that and P / 2, and for a stock server (BASE 8064
+# KiB) BASE + W - P where W, the window that last turned over within a
+# round trip, is above P.  While the smoothed round trip S is under 9/8 of the
 # minimum T and the largest so far X under 5/4 of it (the windows double
 # each round trip), H grows to make the need twice W (for a stock peer
 # only while the last span's rate L is at least 5/4 of R, the lower of
@@ -402,8 +403,8 @@ budget_problem() {
 	_head=${15}
 	[ ${15} -ne 8388608 ] || [ $(( _rt / 2 )) -le $_head ] ||
 	    _head=$(( _rt / 2 ))
-	[ ${15} -eq 8388608 ] || [ ${13} -le $_rt ] ||
-	    _head=$(( ${15} + ${13} - _rt ))
+	[ ${15} -eq 8388608 ] || [ "${17:-client}" = server ] ||
+	    [ ${13} -le $_rt ] || _head=$(( ${15} + ${13} - _rt ))
 	_grows=0
 	[ $7 -eq 0 ] || [ $(( 4 * ${10} )) -lt $(( 5 * $7 )) ] || _grows=1
 	if [ ${11} -lt $(( $8 + $8 / 8 )) ] &&

@@ -203,6 +203,8 @@ did_not_grow() {
 # windows' sum above the budget.  Sets CAP to the largest budget.
 peer_budget() {
 	_max=${6:-$WINDOW_MAX}
+	_side=client
+	[ "$2" != "$SSHD_LOG" ] || _side=server
 	_caps=`budget_lines "$2" $3 $4`
 	CAP=0
 	NEED=0
@@ -217,7 +219,7 @@ peer_budget() {
 		_moved=0
 		while read _b _n _i _k _pr _h _r _t _m _l _s _x _w _z; do
 			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
-			    $_m $_l $_s $_x $_w $_z $5 $_max)
+			    $_m $_l $_s $_x $_w $_z $5 $_max $_side)
 			if [ -n "$_p" ]; then
 				echo "$_p"
 			elif [ $_r -gt $_ratemax ]; then
