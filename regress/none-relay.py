@@ -91,6 +91,15 @@ class Stream:
             yield raw, payload
 
 
+def fake_msg(payload, chan):
+    """The message type of a clear payload for our fake channel chan,
+    or None."""
+    if payload and payload[0] in MSG_NAMES and len(payload) >= 5 and \
+            struct.unpack(">I", payload[1:5])[0] == chan:
+        return payload[0]
+    return None
+
+
 def main():
     host, port, logf, marker = sys.argv[1:5]
     log = open(logf, "a", buffering=1)
@@ -124,38 +133,36 @@ def main():
             if fd == cin:
                 up.buf += data
                 for raw, p in up.frames():
-                    t = p[0] if p else None
-                    if t in MSG_NAMES and len(p) >= 5 and \
-                            struct.unpack(">I", p[1:5])[0] == FAKE_TO_CLIENT:
-                        log.write("client %s\n" % MSG_NAMES[t])
-                        if t == 91:
+                    f = fake_msg(p, FAKE_TO_CLIENT)
+                    if f is not None:
+                        log.write("client %s\n" % MSG_NAMES[f])
+                        if f == 91:
                             to_client(packet(bytes([97]) + p[5:9]))
                         continue
                     to_server(raw)
-                    if t == 94 and not opened_server:
+                    if p and p[0] == 94 and not opened_server:
                         opened_server = True
                         to_server(channel_open(b"session", FAKE_TO_SERVER))
                         log.write("open sent to server\n")
             else:
                 down.buf += data
                 for raw, p in down.frames():
-                    t = p[0] if p else None
-                    if t in MSG_NAMES and len(p) >= 5 and \
-                            struct.unpack(">I", p[1:5])[0] == FAKE_TO_SERVER:
-                        log.write("server %s\n" % MSG_NAMES[t])
-                        if t == 91 and server_chan is None:
+                    f = fake_msg(p, FAKE_TO_SERVER)
+                    if f is not None:
+                        log.write("server %s\n" % MSG_NAMES[f])
+                        if f == 91 and server_chan is None:
                             server_chan = struct.unpack(">I", p[5:9])[0]
                             to_server(packet(bytes([98]) +
                                 struct.pack(">I", server_chan) +
                                 sshstr(b"exec") + b"\0" +
                                 sshstr(b"touch " + marker.encode())))
                             log.write("exec sent\n")
-                        elif t == 97 and server_chan is not None:
+                        elif f == 97 and server_chan is not None:
                             to_server(packet(bytes([97]) +
                                 struct.pack(">I", server_chan)))
                         continue
                     to_client(raw)
-                    if t in (93, 94) and not opened_client:
+                    if p and p[0] in (93, 94) and not opened_client:
                         opened_client = True
                         to_client(channel_open(b"auth-agent@openssh.com",
                                                FAKE_TO_CLIENT))

@@ -203,14 +203,9 @@ one_case(const char *name, char *enc, char *mac, int authed, int want_ok,
 		}
 	}
 	r = run_kex(client, server);
-	if (want_ok && r != 0) {
-		snprintf(buf, sizeof(buf), "key exchange failed: %s",
-		    ssh_err(r));
-		result(name, 0, buf);
-	} else if (!want_ok && r == 0)
-		result(name, 0, "key exchange succeeded");
-	else
-		result(name, 1, NULL);
+	snprintf(buf, sizeof(buf), "key exchange %s%s", r == 0 ?
+	    "succeeded" : "failed: ", r == 0 ? "" : ssh_err(r));
+	result(name, (r == 0) == (want_ok != 0), buf);
  out:
 	ssh_free(client);
 	ssh_free(server);
