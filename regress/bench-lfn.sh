@@ -24,7 +24,9 @@
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
-# every GiB) gives ssh, scp and sftp a cipher with -c.
+# every GiB) gives ssh, scp and sftp a cipher with -c.  BENCH_CC (default:
+# the host's, printed on each link's line) sets the TCP congestion control
+# in both namespaces, for raw TCP too.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/regress/lfn.sh"
@@ -32,6 +34,7 @@
 LINKS=${BENCH_LINKS:-"1000:100 100:50 1000:600 1000:1000"}
 PAIRS=${BENCH_PAIRS:-"stock->stock patched->patched stock->patched patched<-stock"}
 RUNS=${BENCH_RUNS:-1}
+LFN_CC=${BENCH_CC:-}
 case "$RUNS" in
 ''|*[!0-9]*|0)	echo "bench-lfn: BENCH_RUNS must be a positive number, not '$RUNS'" >&2
 		exit 1 ;;
@@ -208,7 +211,7 @@ for link in $LINKS; do
 	    cut -d' ' -f3`
 	_l1=`link_cpu`
 	echo
-	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU, cipher ${BENCH_CIPHER:-default}"
+	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU, cipher ${BENCH_CIPHER:-default}, TCP congestion control `lfn_a sysctl -n net.ipv4.tcp_congestion_control`"
 	echo "raw TCP, `expr $RAW_BYTES / 1048576` MiB: $RAW MB/s; each transfer below: `expr $BYTES / 1048576` MiB"
 	[ -z "$_l0" ] || echo "link process (tunlink) CPU during raw TCP:" \
 	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \

@@ -17,6 +17,9 @@
 #   lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]
 #                           start_sshd, but in B on 198.18.0.2
 #   lfn_rtt                 the measured round trip in ms (TCP connect)
+#
+# LFN_MTU (default 9000) is the link's MTU; LFN_CC, if set, the TCP
+# congestion control in both namespaces (default: the host's).
 
 LFN_ADDR_A=198.18.0.1
 LFN_ADDR_B=198.18.0.2
@@ -65,6 +68,10 @@ _lfn_tune() {
 	    net.ipv4.tcp_wmem="4096 16384 268435456" >/dev/null 2>&1 || true
 	ip netns exec "$1" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 \
 	    >/dev/null 2>&1 || true
+	# LFN_CC: a TCP congestion control other than the host's.
+	[ -z "${LFN_CC:-}" ] || ip netns exec "$1" sysctl -q -w \
+	    net.ipv4.tcp_congestion_control="$LFN_CC" >/dev/null ||
+	    die "TCP congestion control $LFN_CC cannot be set here (is it in net.ipv4.tcp_allowed_congestion_control?)"
 	ip -n "$1" link set lo up
 }
 
