@@ -200,11 +200,8 @@ n0=`log_mark`
 xfer_ssh 16M-aes256-ctr "$SSH" aes256-ctr "$DATA"
 sleep 0.5
 log_since $n0 >"$TESTDIR/log.16M"
-if grep -q 'MT-AES-CTR: aes256-ctr in with 2 threads' "$TESTDIR/log.16M"; then
-	pass mtaes-server
-else
-	fail mtaes-server "sshd did not log MT-AES-CTR with 2 threads"
-fi
+check_has mtaes-server "$TESTDIR/log.16M" \
+    'MT-AES-CTR: aes256-ctr in with 2 threads'
 # A patched peer's window budget is the receive rate times the minimum
 # round trip (on loopback, a few KiB at most) plus 8 MiB of headroom; with
 # TcpRcvBufPoll no the window goes straight to the first budget's need,
@@ -227,11 +224,8 @@ elif [ -n "$_why" ]; then
 else
 	pass window-patched-peer
 fi
-if grep -q 'Transfer stats: .* bytes_in=16777216 ' "$TESTDIR/log.16M"; then
-	pass transfer-stats
-else
-	fail transfer-stats "no Transfer stats line with bytes_in=16777216"
-fi
+check_has transfer-stats "$TESTDIR/log.16M" \
+    'Transfer stats: .* bytes_in=16777216 '
 
 # Debian's stock client (the system's) counts as stock: capped window.
 # 4 MiB, so that the upload turns the 2 MiB window over and it grows.

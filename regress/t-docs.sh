@@ -58,16 +58,8 @@ check_keyword() {
 	*default*) pass "$1-$_k-default-documented" ;;
 	*) fail "$1-$_k-default-documented" "$3 entry for $_name gives no default" ;;
 	esac
-	if grep -q "^$_k " "$4"; then
-		pass "$1-$_k-$5"
-	else
-		fail "$1-$_k-$5" "$5 does not print $_k"
-	fi
-	if grep -q "\<$_name\>" "$HPN_TOP/README.hpn"; then
-		pass "$1-$_k-readme"
-	else
-		fail "$1-$_k-readme" "README.hpn does not mention $_name"
-	fi
+	check_has "$1-$_k-$5" "$4" "^$_k "
+	check_has "$1-$_k-readme" "$HPN_TOP/README.hpn" "\<$_name\>"
 	case "$_k" in
 	none*)
 		case "$_e" in
