@@ -41,9 +41,9 @@
  * amortised packing remains.  So the part of a stock peer's window that
  * can sit in that buffer is kept to HPN_WINDOW_STOCK_MAX: the budget for
  * a stock peer is at most this plus the credit in transit, measured as
- * receive rate times minimum round trip, or as a window its consumer took
- * within about a round trip (hpn-window.c), or this alone where TCP_INFO
- * does not give them.  Only while the link fills may its windows double:
+ * receive rate times minimum round trip, or for a stock server as a window
+ * its consumer took within about a round trip (hpn-window.c), or this
+ * alone where TCP_INFO does not give them.  Only while the link fills may its windows double:
  * what its TCP does not yet carry then waits in its TCP send buffer,
  * which Linux grows to twice the congestion window; they shrink back once
  * the doubling ends, and do not double again.
