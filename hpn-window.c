@@ -665,10 +665,27 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	/*
 	 * An uploading client would start each rekey at its limit and then
 	 * wait two round trips; sshd starts it while the client may still
-	 * send all its windows (and their framing), and it waits one.
+	 * send all its windows (and their framing), and it waits one.  A
+	 * downloading client that guesses the key exchange (kex.c) starts
+	 * it as early, so that its guess, not the sender's KEXINIT at its
+	 * limit, begins the exchange: the sender then waits one round trip,
+	 * not two.
 	 */
-	if (ssh->kex != NULL && ssh->kex->server)
+	if (ssh->kex != NULL && (ssh->kex->server ||
+	    (ssh->kex->flags & KEX_GUESS_OK) != 0))
 		ssh_packet_set_rekey_reserve(ssh, hw->total + hw->total / 16);
+}
+
+/*
+ * Whether a client's rekey may guess the key exchange (kex.c): with dynamic
+ * windows, which it serves, and not with HPNDisabled.
+ */
+int
+hpn_window_kex_guess(struct ssh *ssh)
+{
+	struct hpn_window *hw = ssh->hpn_window;
+
+	return hw != NULL && !hw->disabled;
 }
 
 /* Called by channels.c when channel c is freed. */

@@ -104,6 +104,7 @@ struct Channel;
 void	hpn_window_init(struct ssh *, int, int, int);
 void	hpn_window_update(struct ssh *, struct Channel *);
 void	hpn_window_forget(struct ssh *, struct Channel *);
+int	hpn_window_kex_guess(struct ssh *);
 int	hpn_sock_rcvbuf(int);
 void	hpn_set_sock_rcvbuf(int, int);
 

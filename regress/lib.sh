@@ -367,6 +367,34 @@ log_count() {
 	log_since "$1" "${3:-$SSHD_LOG}" | grep -c -- "$2"
 }
 
+# guessed_rekeys NAME CLIENT-LOG MARK MIN: a download's rekeys where our
+# ssh (at -v, its stderr in CLIENT-LOG) guesses the key exchange (0003,
+# kex.c): at least MIN KEXINITs that guessed, none that the server dropped,
+# each rekey of the sshd (log since MARK, at LogLevel DEBUG2) started by
+# the client (its KEXINIT received before sent), no packet skipped.
+guessed_rekeys() {
+	_n=`grep -c "SSH2_MSG_KEXINIT guesses the key exchange" "$2"`
+	_why=`log_since $3 | grep -v '\[preauth\]' |
+	    grep -o 'SSH2_MSG_KEXINIT [a-z]*' | awk '
+		NR % 2 == 1 { first = $2; next }
+		first != "received" && !bad { bad = NR / 2 }
+		END { if (bad) print "rekey " bad " started by sshd" }'`
+	if [ "$_n" -lt "$4" ]; then
+		_why="$_n guessed KEXINITs, not $4 or more"
+	elif grep -q "the server drops our guess" "$2"; then
+		_why="the server dropped a guess"
+	elif log_has $3 "skipped packet"; then
+		_why="sshd skipped a packet: `log_since $3 |
+		    grep 'skipped packet' | head -n 1`"
+	fi
+	if [ -n "$_why" ]; then
+		fail "$1" "$_why"
+	else
+		pass "$1"
+		echo "# $1: $_n rekeys, each started by our ssh with a guess"
+	fi
+}
+
 # budget_lines LOG MARK KIND: the rate-based window budgets logged at
 # debug2 for a KIND (stock or patched) peer in LOG after MARK (log_mark),
 #   "KIND peer: window budget B = need N + I for K idle channels;

@@ -3,7 +3,8 @@
 # t-interop.sh: Debian's own OpenSSH (an independent peer) against ours,
 # both directions: Debian's ssh, scp and sftp into our sshd, and our ssh,
 # scp and sftp into Debian's sshd binary, started here on 127.0.0.1 with
-# its own config (never the system service).
+# its own config (never the system service), and the key exchange our ssh
+# guesses on each rekey of a download from it.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -55,6 +56,19 @@ else
 	done
 	xfer_scp stock-server-scp "$HPN_BUILD/scp" "$SSH" "$DATA"
 	xfer_sftp stock-server-sftp "$HPN_BUILD/sftp" "$SSH" "$DATA"
+	stop_sshd
+	# Our ssh guesses the key exchange of each rekey of a download
+	# (t-window.sh says why): 320 MiB from Debian's sshd, RekeyLimit 64M
+	# on both sides (the client starts a rekey at most a quarter of the
+	# limit early), byte-exact, each rekey started by our ssh, every
+	# guess taken.
+	start_sshd stock-rekey system "LogLevel DEBUG2" "RekeyLimit 64M"
+	DATA=`make_data 335544320`
+	from=`log_mark`
+	xfer_down stock-server-rekey "$SSH" "$DATA" -v -o RekeyLimit=64M
+	guessed_rekeys stock-server-rekey-guess \
+	    "$TESTDIR/err.stock-server-rekey.down" $from 3
+	rm -f "$DATA"
 	stop_sshd
 fi
 exit 0

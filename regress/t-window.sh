@@ -158,6 +158,44 @@ for who in stock hpn; do
 	early_rekeys rekey-$who-early $from
 done
 stop_sshd
+
+# --- Rekeying a download: where the last exchange showed that the server
+# lists first the KEX and host key algorithms in use, our ssh starts each
+# rekey while the server may still send what its windows allow, and sends
+# its KEX_ECDH_INIT right behind its KEXINIT (RFC 4253's
+# first_kex_packet_follows), so the sending sshd waits one round trip, not
+# two.  On loopback, the stock twin's sshd and our ssh at RekeyLimit 64M,
+# a 320 MiB download: byte-exact, each rekey started by our ssh with a
+# guess the server took (guessed_rekeys).  With HPNDisabled, no guess.
+# Against an sshd whose first host key is RSA while we know its Ed25519
+# key (so its first host key algorithm is not the one in use), no guess:
+# byte-exact, with rekeys.
+
+start_sshd rekeyd stock "LogLevel DEBUG2" "RekeyLimit 64M"
+from=`log_mark`
+xfer_down rekey-guess "$SSH" "$REKEY_DATA" -v \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+guessed_rekeys rekey-guess-taken "$TESTDIR/err.rekey-guess.down" $from 3
+xfer_down rekey-noguess "$SSH" "$REKEY_DATA" -v -o HPNDisabled=yes \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+check_has_not rekey-noguess-hpndisabled \
+    "$TESTDIR/err.rekey-noguess.down" "SSH2_MSG_KEXINIT guesses"
+stop_sshd
+"$HPN_BUILD/ssh-keygen" -q -t rsa -b 2048 -N '' -f "$TESTDIR/host_rsa" ||
+    die "ssh-keygen (RSA host key) failed"
+start_sshd rekeyrsa stock "LogLevel DEBUG2" "RekeyLimit 64M" \
+    "HostKey $TESTDIR/host_rsa"
+xfer_down rekey-rsafirst "$SSH" "$REKEY_DATA" -v \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+check_has_not rekey-rsafirst-noguess \
+    "$TESTDIR/err.rekey-rsafirst.down" "SSH2_MSG_KEXINIT guesses"
+n=`grep -c "SSH2_MSG_NEWKEYS received" "$TESTDIR/err.rekey-rsafirst.down"`
+if [ "$n" -ge 4 ]; then
+	pass rekey-rsafirst-rekeys
+else
+	fail rekey-rsafirst-rekeys "$n NEWKEYS received, not 4 or more"
+fi
+stop_sshd
 rm -f "$REKEY_DATA"
 
 # --- On the emulated long fat network.
