@@ -61,13 +61,29 @@ else
 	# (t-window.sh says why): 320 MiB from Debian's sshd, RekeyLimit 64M
 	# on both sides (the client starts a rekey at most a quarter of the
 	# limit early), byte-exact, each rekey started by our ssh, every
-	# guess taken.
+	# guess taken.  Only where sshd lists first the KEX algorithm in
+	# use: Debian's 9.2p1 lists sntrup761x25519-sha512 first, which
+	# 9.2p1's ssh knows only as sntrup761x25519-sha512@openssh.com; so
+	# that one must not guess.
 	start_sshd stock-rekey system "LogLevel DEBUG2" "RekeyLimit 64M"
 	DATA=`make_data 335544320`
 	from=`log_mark`
+	err="$TESTDIR/err.stock-server-rekey.down"
 	xfer_down stock-server-rekey "$SSH" "$DATA" -v -o RekeyLimit=64M
-	guessed_rekeys stock-server-rekey-guess \
-	    "$TESTDIR/err.stock-server-rekey.down" $from 3
+	kex=`tr -d '\r' <"$err" | sed -n 's/^debug1: kex: algorithm: //p' |
+	    head -n 1`
+	first=`grep -A1 "local server KEXINIT proposal" "$SSHD_LOG" |
+	    sed -n 's/^debug2: KEX algorithms: \([^, ]*\).*/\1/p' | head -n 1`
+	if [ -n "$kex" ] && [ "$kex" = "$first" ]; then
+		guessed_rekeys stock-server-rekey-guess "$err" $from 3
+	elif [ -n "$kex" ] && [ -n "$first" ]; then
+		check_has_not stock-server-rekey-noguess "$err" \
+		    "SSH2_MSG_KEXINIT guesses"
+		echo "# stock-server-rekey: no guess: sshd lists $first" \
+		    "first, $kex is in use"
+	else
+		fail stock-server-rekey-guess "no KEX algorithm in the logs"
+	fi
 	rm -f "$DATA"
 	stop_sshd
 fi
