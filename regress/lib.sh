@@ -367,18 +367,37 @@ log_count() {
 	log_since "$1" "${3:-$SSHD_LOG}" | grep -c -- "$2"
 }
 
+# rekey_starts MARK: how sshd's key exchanges after MARK began (sshd's
+# log at LogLevel DEBUG2; those before authentication are logged with
+# [preauth]), one line each: "sent" where sshd sent its KEXINIT first
+# (sshd started the exchange), "received" where the client did.
+rekey_starts() {
+	log_since $1 | grep -v '\[preauth\]' |
+	    grep -o 'SSH2_MSG_KEXINIT [a-z]*' | awk 'NR % 2 == 1 { print $2 }'
+}
+# rekeys_not_started MARK HOW: what is wrong if not every key exchange
+# after MARK began with HOW (see rekey_starts) or if there were fewer than
+# three; nothing if all is well.
+rekeys_not_started() {
+	rekey_starts $1 | awk -v how=$2 '
+		$1 != how && !bad { bad = NR }
+		END {
+			if (bad)
+				print "rekey " bad " started by " \
+				    (how == "sent" ? "the client" : "sshd")
+			else if (NR < 3)
+				print NR " rekeys, not 3 or more"
+		}'
+}
+
 # guessed_rekeys NAME CLIENT-LOG MARK MIN: a download's rekeys where our
 # ssh (at -v, its stderr in CLIENT-LOG) guesses the key exchange (0003,
 # kex.c): at least MIN KEXINITs that guessed, none that the server dropped,
-# each rekey of the sshd (log since MARK, at LogLevel DEBUG2) started by
-# the client (its KEXINIT received before sent), no packet skipped.
+# each rekey of the sshd (log since MARK) started by the client, no packet
+# skipped.
 guessed_rekeys() {
 	_n=`grep -c "SSH2_MSG_KEXINIT guesses the key exchange" "$2"`
-	_why=`log_since $3 | grep -v '\[preauth\]' |
-	    grep -o 'SSH2_MSG_KEXINIT [a-z]*' | awk '
-		NR % 2 == 1 { first = $2; next }
-		first != "received" && !bad { bad = NR / 2 }
-		END { if (bad) print "rekey " bad " started by sshd" }'`
+	_why=`rekeys_not_started $3 received`
 	if [ "$_n" -lt "$4" ]; then
 		_why="$_n guessed KEXINITs, not $4 or more"
 	elif grep -q "the server drops our guess" "$2"; then

@@ -118,19 +118,11 @@ done
 # exchange after the first began with sshd's KEXINIT (sent before the
 # client's was received), with ssh_packet_rekey_early logged.
 
-# early_rekeys NAME MARK: check sshd's key exchanges after MARK (those
-# before authentication are logged with [preauth]).
+# early_rekeys NAME MARK: each of sshd's key exchanges after MARK started
+# by sshd (rekeys_not_started), at least three, ssh_packet_rekey_early
+# logged.
 early_rekeys() {
-	_why=`log_since $2 | grep -v '\[preauth\]' |
-	    grep -o 'SSH2_MSG_KEXINIT [a-z]*' | awk '
-		NR % 2 == 1 { first = $2; next }
-		first != "sent" && !bad { bad = NR / 2 }
-		END {
-			if (bad)
-				print "rekey " bad " started by the client"
-			else if (NR < 6)
-				print NR / 2 " rekeys, not 3 or more"
-		}'`
+	_why=`rekeys_not_started $2 sent`
 	if [ -z "$_why" ] && ! log_has $2 \
 	    "ssh_packet_rekey_early: [0-9]* of [0-9]* blocks in, [0-9]* reserved"
 	then
