@@ -100,6 +100,7 @@ struct hpn_window {
 	int peer_checked, peer_patched;
 	u_int budget;		/* current budget */
 	double doubled;		/* when the need last doubled a window */
+	int doubling;		/* the need doubled a window at the last budget */
 	int shrunk;		/* a stock peer's windows went back to calm */
 	u_int64_t calm;		/* stock peer: largest need without doubling */
 	u_int64_t calm_budget;	/* stock peer: the budget calm allows */
@@ -414,14 +415,17 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		    2 * (u_int64_t)hw->turned > rt + head)
 			head = 2 * (u_int64_t)hw->turned - rt;
 		need = rt + head;
-		if (need > calm)
+		hw->doubling = need > calm;
+		if (hw->doubling)
 			hw->doubled = now;
 		break;
 	case 1:
+		hw->doubling = 0;
 		calm = need = base;
 		why = "no round trip measured yet";
 		break;
 	default:
+		hw->doubling = 0;
 		calm = need = hw->peer_patched ? hw->max : HPN_WINDOW_STOCK_MAX;
 		why = "no TCP_INFO";
 		break;
@@ -621,9 +625,23 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 			hw->turned = 0;
 		ch->used = 0;
 		ch->busy = now;
-		if ((win = grow_target(hw, c, ch)) > c->local_window_max)
+		if ((win = grow_target(hw, c, ch)) > c->local_window_max) {
 			chan_resize(hw, c, ch, win);
-		else if (c->local_window_max < hw->budget /
+			/*
+			 * A window that doubles as the link fills reaches the
+			 * sender half a round trip from now, and turns over
+			 * within a round trip of that if it limits the
+			 * transfer: then it may double again.  (Counted from
+			 * now, that first turn-over takes one and a half, and
+			 * the windows doubled every second or third round
+			 * trip.)  Only where the rate spans are a round trip:
+			 * over longer ones, the rate that ends the doubling
+			 * lags it, and the windows overshoot the link.
+			 */
+			if (hw->doubling &&
+			    hw->rtt >= HPN_RATE_SPAN_MSEC * 1000)
+				ch->busy += hw->rtt / 2000000.0;
+		} else if (c->local_window_max < hw->budget /
 		    (hw->nbusy ? hw->nbusy : 1))
 			hw->starved = now;
 	} else if (!hw->peer_patched && hw->total > hw->calm_budget &&
