@@ -635,8 +635,8 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 			 * now, that first turn-over takes one and a half, and
 			 * the windows doubled every second or third round
 			 * trip.)  Only where the rate spans are a round trip:
-			 * over longer ones, the rate that ends the doubling
-			 * lags it, and the windows overshoot the link.
+			 * at 100 ms, with 250 ms spans, doubling each round
+			 * trip overshot the link (README.hpn).
 			 */
 			if (hw->doubling &&
 			    hw->rtt >= HPN_RATE_SPAN_MSEC * 1000)
