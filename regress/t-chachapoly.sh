@@ -12,7 +12,11 @@
 #     client to server a user authentication request for a 255 KiB user
 #     name, server to client a 250 KiB banner;
 #   - our side says at debug3 that it uses libcrypto's Poly1305, sshd in
-#     its pre-authentication child too (the seccomp sandbox).
+#     its pre-authentication child too (the seccomp sandbox);
+#   - session channels: our sshd and our ssh offer 64 KiB packets, which
+#     our pair uses byte-exact both ways; against Debian's sshd, which
+#     takes 32 KiB, our ssh sends nothing larger (its log has no "rcvd big
+#     packet", the line with which OpenSSH drops such data).
 
 . "`dirname "$0"`/lib.sh"
 
@@ -80,11 +84,28 @@ big_packets() {
 	fi
 }
 
+# big_data NAME CLIENT-LOG MAX: the session channel's server took packets
+# of MAX bytes (the client's debug2 "open confirm" line), and neither the
+# server nor the client logged "rcvd big packet" (data larger than it
+# offered, which OpenSSH drops).
+big_data() {
+	if grep -q "open confirm rwindow [0-9]* rmax $3[[:space:]]*\$" "$2"; then
+		pass "$1-max-packet-$3"
+	else
+		fail "$1-max-packet-$3" "`grep -m1 'open confirm' "$2"`"
+	fi
+	if grep -q "rcvd big packet" "$SSHD_LOG" "$2"; then
+		fail "$1-no-big-packet" "`grep -m1 'rcvd big packet' "$SSHD_LOG" "$2"`"
+	else
+		pass "$1-no-big-packet"
+	fi
+}
+
 # rekey_xfer PEER SSH: xfer_ssh PEER-rekey with SSH and RekeyLimit 1M,
 # and SSH's log shows at least 10 key exchanges (PEER-rekeys-client).
 rekey_xfer() {
 	_saved="$SSH_CONFIG"
-	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG1"`
+	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG2"`
 	xfer_ssh "$1-rekey" "$2" $C "$DATA"
 	SSH_CONFIG="$_saved"
 	rekeys "$1-rekeys-client" "$TESTDIR/err.$1-rekey"
@@ -124,6 +145,7 @@ else
 	SSH="$HPN_BUILD/ssh"
 	big_packets stock-server "$SSH"
 	rekey_xfer stock-server "$SSH"
+	big_data stock-server "$TESTDIR/err.stock-server-rekey" 32768
 	"$SSH" -vvv -F "$SSH_CONFIG" -c $C hpntest true </dev/null \
 	    >/dev/null 2>"$TESTDIR/vvv.log"
 	_n=`grep -c "poly1305_evp_new: Poly1305 from libcrypto" "$TESTDIR/vvv.log"`
@@ -135,4 +157,17 @@ else
 	fi
 	stop_sshd
 fi
+
+# 3. Our ssh into our sshd: session channels of 64 KiB packets both ways
+# (the server logs what the client offered, the client what the server did).
+start_sshd hpn-pair hpn "Ciphers $C" "RekeyLimit 2M" "LogLevel DEBUG1"
+rekey_xfer hpn-pair "$HPN_BUILD/ssh"
+big_data hpn-pair "$TESTDIR/err.hpn-pair-rekey" 65536
+if grep -q "ctype session rchan [0-9]* win [0-9]* max 65536[[:space:]]*\$" \
+    "$SSHD_LOG"; then
+	pass hpn-pair-client-max-packet-65536
+else
+	fail hpn-pair-client-max-packet-65536 "`grep -m1 'ctype session' "$SSHD_LOG"`"
+fi
+stop_sshd
 exit 0
