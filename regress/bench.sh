@@ -12,7 +12,8 @@
 #      picks the MAC too), and the ratio; from the same runs, the CPU
 #      seconds per GiB of each side (client: the ssh process; server: the
 #      listening sshd's children, sshd-session, sshd-auth and the remote
-#      cat), medians and ratios;
+#      cat), medians and ratios, and the client's read(2) and write(2)
+#      calls per GiB (medians);
 #   3. loopback, patched only: the none cipher after authentication
 #      (NoneSwitch), with and without the MAC, against patched aes256-ctr
 #      (BENCH_SKIP_NONE=1 skips it).
@@ -90,10 +91,18 @@ cputicks() {
 	sed 's/^.*) //' /proc/$1/stat | awk '{ print $12 + $13 + $14 + $15 }'
 }
 
+# syscalls PID: the read(2) and write(2) calls PID has made, with those of
+# the children it has waited for (syscr and syscw of /proc/PID/io).
+syscalls() {
+	awk '$1 == "syscr:" { r = $2 } $1 == "syscw:" { w = $2 }
+	    END { print r + 0, w + 0 }' /proc/$1/io
+}
+
 # one_run BUILD CIPHER[/MAC] SSHD-PID [SSH-ARGS]: "seconds client-CPU
-# server-CPU" for BYTES through ssh into 'cat >/dev/null' on the sshd
-# SSHD-PID.  The client's CPU is what this shell gained from waiting for
-# ssh; the server's what the sshd gained from waiting for the session.
+# server-CPU client-reads client-writes" for BYTES through ssh into 'cat
+# >/dev/null' on the sshd SSHD-PID.  The client's CPU and calls are what
+# this shell gained from waiting for ssh; the server's CPU what the sshd
+# gained from waiting for the session.
 one_run() {
 	_b="$1"
 	_c="${2%%/*}"
@@ -105,9 +114,11 @@ one_run() {
 	_s=`date +%s.%N`
 	(head -c $BYTES /dev/zero >"$ZEROS" &)
 	_c0=`cputicks $$`
+	_io0=`syscalls $$`
 	# shellcheck disable=SC2086
 	"$_b/ssh" -F "$SSH_CONFIG" -c "$_c" $_m "$@" hpntest 'cat >/dev/null' \
-	    <"$ZEROS" || { echo "ssh failed" >&2; echo "0 0 0"; return; }
+	    <"$ZEROS" || { echo "ssh failed" >&2; echo "0 0 0 0 0"; return; }
+	_io1=`syscalls $$`
 	_c1=`cputicks $$`
 	_e=`date +%s.%N`
 	# The session ends just after the client: wait until sshd reaped it.
@@ -117,8 +128,9 @@ one_run() {
 		_i=`expr $_i + 1`
 	done
 	_s1=`cputicks $_d`
-	echo "$_s $_e $_c0 $_c1 $_s0 $_s1" | awk -v t=$TCK '{
-		printf "%.3f %.2f %.2f\n", $2 - $1, ($4 - $3) / t, ($6 - $5) / t
+	echo "$_s $_e $_c0 $_c1 $_s0 $_s1 $_io0 $_io1" | awk -v t=$TCK '{
+		printf "%.3f %.2f %.2f %d %d\n", $2 - $1, ($4 - $3) / t,
+		    ($6 - $5) / t, $9 - $7, $10 - $8
 	}'
 }
 
@@ -153,6 +165,7 @@ cmp_table() {
 	echo "== $1"
 	printf "%-40s %12s %12s %8s\n" cipher "stock MB/s" "patched MB/s" ratio
 	: >"$TESTDIR/cpu.rows"
+	: >"$TESTDIR/calls.rows"
 	for c in $2; do
 		: >"$TESTDIR/t.stock"
 		: >"$TESTDIR/t.hpn"
@@ -176,6 +189,10 @@ cmp_table() {
 		    `col "$TESTDIR/t.hpn" 2 | spread` \
 		    `col "$TESTDIR/t.stock" 3 | spread` \
 		    `col "$TESTDIR/t.hpn" 3 | spread`" >>"$TESTDIR/cpu.rows"
+		echo "$c `col "$TESTDIR/t.stock" 4 | median` \
+		    `col "$TESTDIR/t.stock" 5 | median` \
+		    `col "$TESTDIR/t.hpn" 4 | median` \
+		    `col "$TESTDIR/t.hpn" 5 | median`" >>"$TESTDIR/calls.rows"
 	done
 	echo
 	echo "== CPU seconds per GiB, same runs: median (min-max) of each side"
@@ -193,6 +210,16 @@ cmp_table() {
 		    cell($8, $9, $10), cell($11, $12, $13),
 		    ($8 > 0) ? $11 / $8 : 0
 	}' "$TESTDIR/cpu.rows"
+	echo
+	echo "== the client's read(2) and write(2) calls per GiB, same runs: medians"
+	echo "   (stdin and the socket together: fewer calls, larger packets)"
+	printf "%-40s %13s %13s %14s %14s\n" cipher "stock reads" \
+	    "stock writes" "patched reads" "patched writes"
+	awk -v b=$BYTES '{
+		g = b / 1073741824
+		printf "%-40s %13d %13d %14d %14d\n", $1, $2 / g, $3 / g,
+		    $4 / g, $5 / g
+	}' "$TESTDIR/calls.rows"
 }
 
 mib=`expr $BYTES / 1048576`
