@@ -89,16 +89,10 @@ big_packets() {
 # server nor the client logged "rcvd big packet" (data larger than it
 # offered, which OpenSSH drops).
 big_data() {
-	if grep -q "open confirm rwindow [0-9]* rmax $3[[:space:]]*\$" "$2"; then
-		pass "$1-max-packet-$3"
-	else
-		fail "$1-max-packet-$3" "`grep -m1 'open confirm' "$2"`"
-	fi
-	if grep -q "rcvd big packet" "$SSHD_LOG" "$2"; then
-		fail "$1-no-big-packet" "`grep -m1 'rcvd big packet' "$SSHD_LOG" "$2"`"
-	else
-		pass "$1-no-big-packet"
-	fi
+	check_has "$1-max-packet-$3" "$2" \
+	    "open confirm rwindow [0-9]* rmax $3[[:space:]]*\$"
+	check_has_not "$1-server-no-big-packet" "$SSHD_LOG" "rcvd big packet"
+	check_has_not "$1-client-no-big-packet" "$2" "rcvd big packet"
 }
 
 # rekey_xfer PEER SSH: xfer_ssh PEER-rekey with SSH and RekeyLimit 1M,
@@ -163,11 +157,7 @@ fi
 start_sshd hpn-pair hpn "Ciphers $C" "RekeyLimit 2M" "LogLevel DEBUG1"
 rekey_xfer hpn-pair "$HPN_BUILD/ssh"
 big_data hpn-pair "$TESTDIR/err.hpn-pair-rekey" 65536
-if grep -q "ctype session rchan [0-9]* win [0-9]* max 65536[[:space:]]*\$" \
-    "$SSHD_LOG"; then
-	pass hpn-pair-client-max-packet-65536
-else
-	fail hpn-pair-client-max-packet-65536 "`grep -m1 'ctype session' "$SSHD_LOG"`"
-fi
+check_has hpn-pair-client-max-packet-65536 "$SSHD_LOG" \
+    "ctype session rchan [0-9]* win [0-9]* max 65536[[:space:]]*\$"
 stop_sshd
 exit 0
