@@ -11,8 +11,12 @@
 # in build/releases/OTHER/ (its own tarball cache, hpn and stock trees);
 # TARBALL-DIR, if given, holds openssh-OTHER.tar.gz files to use (tests
 # and CI point it at local copies; the pins are checked as always).
-# Then regress/run-tests.sh runs SUITES (default: basic interop chachapoly mtaes
-# none stats window cross) with HPN_BUILD and STOCK_BUILD on that
+# Each is built on its base (patches/releases: upstream's tarball or
+# Debian's source package); where that base lacks published security
+# fixes, make's refusal is checked and the release is then built with
+# OPENSSH_UNFIXED=yes (tests only).
+# Then regress/run-tests.sh runs SUITES (default: security basic interop
+# chachapoly mtaes none stats window cross) with HPN_BUILD and STOCK_BUILD on that
 # release and HPN_PEER_BUILD on build/hpn (the window suite without its
 # long-round-trip part, HPN_WINDOW_LONG=no).  OTHER_RELEASES (default: all
 # of them) limits the run to the releases it lists.  With SUITES=openssh
@@ -24,7 +28,7 @@ set -u
 CUR="$1"
 DIR="${2:-}"
 MAKE="${MAKE:-make}"
-SUITES="${SUITES:-basic interop chachapoly mtaes none stats window cross}"
+SUITES="${SUITES:-security basic interop chachapoly mtaes none stats window cross}"
 TOP=`pwd`
 RELEASES="$TOP/patches/releases"
 [ -f "$RELEASES" ] || { echo "check-releases: run me from the top directory" >&2; exit 2; }
@@ -51,10 +55,30 @@ for R in `sed -e 's/#.*//' "$RELEASES" | awk 'NF { print $1 }'`; do
 	B="build/releases/$R"
 	tb=""
 	[ -n "$DIR" ] && [ -f "$DIR/openssh-$R.tar.gz" ] && tb="$DIR/openssh-$R.tar.gz"
-	echo "check-releases: OpenSSH $R in $B"
-	if ! $MAKE BUILD="$B" OPENSSH_VERSION="$R" \
+	base=`pin $R 4`
+	echo "check-releases: OpenSSH $R on $base in $B"
+	set -- BUILD="$B" OPENSSH_VERSION="$R" \
 	    OPENSSH_CONTENT_SHA256="`pin $R 2`" OPENSSH_SHA256="`pin $R 3`" \
-	    OPENSSH_TARBALL="$tb" all; then
+	    OPENSSH_TARBALL="$tb" OPENSSH_BASE="$base" \
+	    DEBIAN_SUITE="`echo "$base" | sed -n 's/^debian://p'`"
+	# A release whose base lacks published security fixes is refused
+	# by make; the suites then run on it built with OPENSSH_UNFIXED=yes,
+	# which warns.  The refusal itself is checked here, once per tree.
+	mkdir -p "$B"
+	if [ ! -f "$B/hpn/.hpn-patched" ] &&
+	    ! $MAKE "$@" OPENSSH_UNFIXED=no "$B/hpn/.hpn-patched" \
+	    >"$B/gate.log" 2>&1; then
+		if grep -q '^security: build OpenSSH' "$B/gate.log"; then
+			echo "check-releases: $R on $base refused for users: `grep -c '^security: missing ' "$B/gate.log"` published fixes missing"
+		else
+			cat "$B/gate.log"
+			summary="$summary
+check-releases: $R: the build failed"
+			rc=1
+			continue
+		fi
+	fi
+	if ! $MAKE "$@" OPENSSH_UNFIXED=yes all; then
 		summary="$summary
 check-releases: $R: the build failed"
 		rc=1

@@ -40,9 +40,15 @@
 #   6. DEB_BUILD_OPTIONS="nocheck parallel=N" dpkg-buildpackage -b -us -uc
 #      with DEB_BUILD_PROFILES (default "noudeb pkg.openssh.nognome").
 #
+# Between steps 3 and 4, build-aux/check-fixes.sh looks for OpenSSH's
+# published security fixes in the tree: a fix it lacks stops the build,
+# unless OPENSSH_UNFIXED=yes (tests only), which warns.
+#
 # Environment: OPENSSH_SHA256, DEB_BUILD_PROFILES, MKDEB_KEEP=1 (keep the
 # work directory), MKDEB_PREPARE_ONLY=1 (stop after step 4 and print the
-# source tree's path; implies MKDEB_KEEP).
+# source tree's path; implies MKDEB_KEEP), MKDEB_TREE=DIR (stop after
+# step 4 and move the source tree to DIR, which must not exist; the
+# security check is then the caller's), OPENSSH_UNFIXED.
 
 set -eu
 if [ "x${1:-}" = "x--release" ]; then
@@ -103,22 +109,10 @@ if [ -n "$DEBSRC" ]; then
 	[ -d "$DEBSRC" ] || die "no such directory: $DEBSRC"
 	DEBSRC=`cd "$DEBSRC" && pwd`
 else
-	command -v apt-get >/dev/null 2>&1 ||
-	    die "no source directory given and apt-get is not available"
-	mkdir "$WORK/fetch"
-	# The newest version of openssh RELEASE among the source packages
-	# apt knows (with entries for several suites, the plain name would
-	# take the newest of all).
-	DV=`apt-cache showsrc openssh 2>/dev/null | sed -n 's/^Version: //p' |
-	    grep "^\([0-9]*:\)\{0,1\}$UPVERSION-" | LC_ALL=C sort -V | tail -n 1`
-	[ -n "$DV" ] ||
-	    die "apt knows no openssh $UPVERSION source package: it needs a deb-src entry for Debian '$DEBIAN' and apt-get update (as root: sh build-aux/add-deb-src.sh $DEBIAN)"
-	say "apt-get source --download-only openssh=$DV"
-	(cd "$WORK/fetch" && apt-get source --download-only "openssh=$DV") \
-	    >"$WORK/apt-source.log" 2>&1 || {
-		cat "$WORK/apt-source.log" >&2
-		die "apt-get source --download-only openssh=$DV failed"
-	}
+	# The newest version of openssh RELEASE that apt knows; its orig
+	# tarball is checked against our pin below.
+	sh "$HERE/get-debian.sh" "$DEBIAN" $UPVERSION - "$WORK/fetch" ||
+	    die "cannot fetch Debian's openssh $UPVERSION source package"
 	DEBSRC="$WORK/fetch"
 fi
 DSC=`ls "$DEBSRC"/openssh_$UPVERSION-*.dsc 2>/dev/null | LC_ALL=C sort | tail -n 1`
@@ -293,6 +287,20 @@ if grep -q 'dh-sequence-movetousr' debian/control &&
 fi
 [ -z "$adapt" ] || say "adapted the packaging to this release:$adapt"
 
+# OpenSSH's published security fixes (patches/security).
+if [ -z "${MKDEB_TREE:-}" ]; then
+	if sh "$HERE/check-fixes.sh" $UPVERSION "debian:$DEBIAN" . \
+	    >"$WORK/fixes.log" 2>&1; then
+		say "`tail -n 1 "$WORK/fixes.log"`"
+	elif [ $? -eq 1 ] && [ "x${OPENSSH_UNFIXED:-}" = xyes ]; then
+		grep '^missing ' "$WORK/fixes.log" | sed 's/^/mkdeb: WARNING: /' >&2
+		echo "mkdeb: WARNING: OPENSSH_UNFIXED=yes: these packages lack published security fixes; for tests only, never install them" >&2
+	else
+		grep -v '^carried ' "$WORK/fixes.log" | sed 's/^/mkdeb: /' >&2
+		die "Debian's `dpkg-parsechangelog -S Version` lacks the security fixes above; packages from it are not built (OPENSSH_UNFIXED=yes builds them for tests only)"
+	fi
+fi
+
 # 4. The changelog entry.
 {
 	echo "openssh ($NEWVERSION) UNRELEASED; urgency=medium"
@@ -316,6 +324,13 @@ mv debian/changelog.new debian/changelog
     die "debian/changelog: version is not $NEWVERSION"
 say "debian/changelog: $NEWVERSION"
 
+if [ -n "${MKDEB_TREE:-}" ]; then
+	cd "$WORK"
+	[ ! -e "$MKDEB_TREE" ] || die "$MKDEB_TREE exists already"
+	mv "$SRC" "$MKDEB_TREE" || die "cannot move the tree to $MKDEB_TREE"
+	say "prepared source tree: $MKDEB_TREE"
+	exit 0
+fi
 if [ -n "${MKDEB_PREPARE_ONLY:-}" ]; then
 	say "prepared source tree: $SRC"
 	exit 0

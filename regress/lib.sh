@@ -28,6 +28,11 @@ _hpn_p=`sed -n 's/^#define SSH_PORTABLE[ 	]*"\(.*\)"$/\1/p' \
     "$STOCK_BUILD/version.h" 2>/dev/null`
 HPN_SSH_V="$_hpn_v$_hpn_p-hpn1"
 HPN_BANNER_V="$_hpn_v-hpn1"
+# Debian's package-versioning.patch (a Debian base) puts SSH_RELEASE or
+# SSH_RELEASE_MINIMUM, portable suffix included, in the banner too.
+if grep -q 'debian_banner ? SSH_RELEASE' "$STOCK_BUILD/kex.c" 2>/dev/null; then
+	HPN_BANNER_V="$HPN_SSH_V"
+fi
 HPN_RESULTS="${HPN_RESULTS:-/dev/null}"
 SUITE="${SUITE:-`basename "$0" .sh | sed 's/^t-//'`}"
 

@@ -1,0 +1,227 @@
+#!/bin/sh
+#
+# t-security.sh: no build a user can install lacks a security fix that
+# OpenSSH (or Debian, for the releases built on its source) published.
+#
+#   1. the tree under test carries every fix patches/security lists for
+#      its release and base, or was built with --enable-unfixed-openssh
+#      and records exactly what it lacks (make install then refuses);
+#   2. build-aux/check-fixes.sh can fail: a tree stripped of a fix's
+#      marker (Terrapin's strict KEX, regreSSHion's safe grace handler)
+#      is reported, and a marker missing from a release that should
+#      have it is a table error;
+#   3. configure refuses an upstream base that lacks fixes, naming them
+#      and the supported route; --enable-unfixed-openssh warns.
+#   4. README.hpn's release table names each release's base as
+#      patches/releases does.
+
+. "`dirname "$0"`/lib.sh"
+
+CHECK="$HPN_TOP/build-aux/check-fixes.sh"
+
+# refused NAME PATTERN COMMAND...: pass if COMMAND fails and says PATTERN.
+refused() {
+	_n="$1"
+	_p="$2"
+	shift 2
+	if _out=`"$@" 2>&1`; then
+		fail "$_n" "accepted: $*"
+	elif printf '%s\n' "$_out" | grep -q -- "$_p"; then
+		pass "$_n"
+	else
+		fail "$_n" "no '$_p' in: `printf '%s\n' "$_out" | tail -n 1`"
+	fi
+}
+GATE="$HPN_TOP/build-aux/fixes-gate.sh"
+BASE=`cat "$HPN_BUILD/.hpn-base" 2>/dev/null || echo upstream`
+
+# 1. The tree under test.
+[ -f "$HPN_BUILD/.hpn-patched" ] || die "no patched tree at $HPN_BUILD: run make first"
+sh "$CHECK" "$HPN_OPENSSH" "$BASE" "$HPN_BUILD" >"$TESTDIR/fixes.out" 2>&1
+rc=$?
+if [ $rc -eq 2 ]; then
+	fail tree-agrees-with-table "`tail -n 2 "$TESTDIR/fixes.out" | head -n 1`"
+else
+	pass tree-agrees-with-table
+fi
+sed -n 's/^missing //p' "$TESTDIR/fixes.out" >"$TESTDIR/missing"
+if [ -f "$HPN_BUILD/.hpn-unfixed" ]; then
+	# An override build (make check-releases): what it lacks is recorded,
+	# and make install refuses it.
+	cut -d: -f1 "$TESTDIR/missing" >"$TESTDIR/missing.ids"
+	cut -d: -f1 "$HPN_BUILD/.hpn-unfixed" >"$TESTDIR/recorded.ids"
+	check unfixed-recorded cmp "$TESTDIR/missing.ids" "$TESTDIR/recorded.ids"
+	if sh "$GATE" --refuse-install "$HPN_BUILD" >"$TESTDIR/inst.out" 2>&1; then
+		fail unfixed-install-refused "fixes-gate let it be installed"
+	else
+		check_has unfixed-install-refused "$TESTDIR/inst.out" \
+		    'refusing to install'
+	fi
+else
+	if [ $rc -eq 0 ]; then
+		pass tree-carries-fixes
+	else
+		fail tree-carries-fixes "`head -n 1 "$TESTDIR/missing"`"
+	fi
+	check install-allowed sh "$GATE" --refuse-install "$HPN_BUILD"
+fi
+if [ "$BASE" != upstream ]; then
+	# A Debian base: the series went on top of Debian's patches.
+	check_has debian-base-changelog "$HPN_BUILD/debian/changelog" \
+	    '^openssh (.*+hpn'
+fi
+
+# 2. The check can fail: fake trees made from the tree under test.
+fake="$TESTDIR/fake"
+mkdir -p "$fake"
+for f in `sed -e 's/^#.*//' "$HPN_TOP/patches/security" |
+    awk -F' [|] ' 'NF == 6 { gsub(/ /, "", $4); if ($4 != "-") print $4 }' |
+    sort -u` sshd.c sshd-session.c; do
+	[ -f "$HPN_BUILD/$f" ] && cp "$HPN_BUILD/$f" "$fake/"
+done
+# The newest release carries every fix: all markers are in its tree.
+if [ "$HPN_OPENSSH" = "`sed -n 's/^OPENSSH_DEFAULT_VERSION=//p' "$HPN_TOP/configure.ac"`" ]; then
+	check fake-newest-complete sh "$CHECK" "$HPN_OPENSSH" upstream "$fake"
+	# Without strict KEX: a table error for this release, a missing fix
+	# for an older one.
+	sed -i 's/kex-strict-s-v00@openssh.com/kex-strict-removed/g' "$fake/kex.c"
+	sh "$CHECK" "$HPN_OPENSSH" upstream "$fake" >"$TESTDIR/f1.out" 2>&1
+	if [ $? -eq 2 ]; then
+		check_has fake-marker-gone-is-table-error "$TESTDIR/f1.out" \
+		    'CVE-2023-48795 is in OpenSSH 9.6p1'
+	else
+		fail fake-marker-gone-is-table-error "exit status not 2"
+	fi
+	sh "$CHECK" 9.2p1 debian:bookworm "$fake" >"$TESTDIR/f2.out" 2>&1
+	[ $? -eq 1 ] || fail fake-terrapin-missing "exit status not 1"
+	check_has fake-terrapin-missing "$TESTDIR/f2.out" \
+	    '^missing CVE-2023-48795: .*Terrapin'
+	check_has fake-debian-carries-others "$TESTDIR/f2.out" \
+	    '^carried CVE-2026-35414'
+	# regreSSHion: a grace handler that calls sigdie(), whose logging
+	# is live, then compiled out as Debian's backport does.
+	cat >"$fake/sshd-session.c" <<'EOF'
+static void
+grace_alarm_handler(int sig)
+{
+	sigdie("Timeout before authentication for %s port %d",
+	    ssh_remote_ipaddr(the_active_state), ssh_remote_port(the_active_state));
+}
+EOF
+	cat >"$fake/log.c" <<'EOF'
+void
+sshsigdie(const char *file, const char *func, int line, int showfunc,
+    LogLevel level, const char *suffix, const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	sshlogv(file, func, line, showfunc, SYSLOG_LEVEL_FATAL,
+	    suffix, fmt, args);
+	va_end(args);
+	_exit(1);
+}
+EOF
+	sh "$CHECK" 9.2p1 debian:bookworm "$fake" >"$TESTDIR/f3.out" 2>&1
+	check_has fake-regresshion-missing "$TESTDIR/f3.out" \
+	    '^missing CVE-2024-6387'
+	sed -i -e 's/^	va_list args;/#if 0\n&/' -e 's/^	va_end(args);/&\n#endif/' \
+	    "$fake/log.c"
+	sh "$CHECK" 9.2p1 debian:bookworm "$fake" >"$TESTDIR/f4.out" 2>&1
+	check_has fake-regresshion-backport "$TESTDIR/f4.out" \
+	    '^carried CVE-2024-6387'
+	# A fix without a marker: Debian's changelog must name it.
+	mkdir -p "$fake/debian"
+	printf 'openssh (1:9.2p1-2+deb12u99) bookworm-security; urgency=high\n\n  * CVE-2026-60002: test.\n' \
+	    >"$fake/debian/changelog"
+	sh "$CHECK" 9.2p1 debian:bookworm "$fake" >"$TESTDIR/f5.out" 2>&1
+	check_has fake-changelog-names-fix "$TESTDIR/f5.out" \
+	    '^carried CVE-2026-60002 (debian/changelog)'
+	check_has fake-changelog-not-others "$TESTDIR/f5.out" \
+	    '^missing CVE-2026-60001'
+	sh "$CHECK" 9.2p1 upstream "$fake" >"$TESTDIR/f6.out" 2>&1
+	check_has fake-upstream-ignores-changelog "$TESTDIR/f6.out" \
+	    '^missing CVE-2026-60002'
+	# The gate: refuses, or records and warns with the override.
+	sh "$GATE" 9.2p1 debian:bookworm no "$fake" >"$TESTDIR/g1.out" 2>&1 &&
+	    fail gate-refuses "the gate passed a tree without Terrapin's fix" ||
+	    check_has gate-refuses "$TESTDIR/g1.out" \
+	    'security: build OpenSSH .* instead'
+	check gate-refusal-leaves-no-record test ! -f "$fake/.hpn-unfixed"
+	sh "$GATE" 9.2p1 debian:bookworm yes "$fake" >"$TESTDIR/g2.out" 2>&1
+	check_has gate-override-warns "$TESTDIR/g2.out" \
+	    'WARNING: .*for tests only, never install it'
+	check_has gate-override-records "$fake/.hpn-unfixed" '^CVE-2023-48795'
+else
+	skip fake-trees "the fake trees are made from the newest release's tree"
+fi
+refused check-fixes-bad-base 'unknown base ubuntu:jammy' \
+    sh "$CHECK" 9.2p1 ubuntu:jammy "$fake"
+
+# 3. configure: an upstream base that lacks fixes is refused.
+if [ -x "$HPN_TOP/configure" ]; then
+	cfg="$TESTDIR/cfg"
+	mkdir "$cfg"
+	(cd "$cfg" && cp -p "$HPN_TOP/configure" "$HPN_TOP/Makefile.in" \
+	    "$HPN_TOP/configure.ac" . && cp -pR "$HPN_TOP/patches" \
+	    "$HPN_TOP/build-aux" .) || die "cannot copy configure"
+	if (cd "$cfg" && ./configure --with-openssh-version=10.3p1) \
+	    >"$TESTDIR/c1.out" 2>&1; then
+		fail configure-refuses-10.3p1 "configure accepted upstream 10.3p1"
+	else
+		check_has configure-refuses-10.3p1 "$TESTDIR/c1.out" \
+		    'CVE-2026-60002'
+		check_has configure-names-route "$TESTDIR/c1.out" \
+		    'build OpenSSH 10.5p1 (the default)'
+	fi
+	if (cd "$cfg" && ./configure --with-openssh-version=9.2p1 \
+	    --with-openssh-base=upstream) >"$TESTDIR/c2.out" 2>&1; then
+		fail configure-refuses-upstream-9.2p1 "configure accepted it"
+	else
+		check_has configure-refuses-upstream-9.2p1 "$TESTDIR/c2.out" \
+		    'CVE-2024-6387: sshd: regreSSHion'
+		check_has configure-names-debian-route "$TESTDIR/c2.out" \
+		    "build it on Debian's source"
+	fi
+	if (cd "$cfg" && ./configure --with-openssh-version=10.3p1 \
+	    --enable-unfixed-openssh) >"$TESTDIR/c3.out" 2>&1; then
+		check_has configure-override-warns "$TESTDIR/c3.out" \
+		    'WARNING: --enable-unfixed-openssh'
+		check_has configure-override-to-make "$cfg/Makefile" \
+		    '^OPENSSH_UNFIXED=[ 	]*yes'
+		check_has_not configure-override-not-to-openssh "$cfg/Makefile" \
+		    "^OPENSSH_CONFIGURE_ARGS=.*unfixed"
+	else
+		fail configure-override-warns "`tail -n 1 "$TESTDIR/c3.out"`"
+	fi
+	if (cd "$cfg" && ./configure --with-openssh-version=9.2p1) \
+	    >"$TESTDIR/c4.out" 2>&1; then
+		check_has configure-9.2p1-debian-base "$cfg/Makefile" \
+		    '^OPENSSH_BASE=[ 	]*debian:bookworm'
+	else
+		fail configure-9.2p1-debian-base "`tail -n 1 "$TESTDIR/c4.out"`"
+	fi
+	refused configure-bad-base 'takes upstream or debian, not "gentoo"' \
+	    sh -c "cd '$cfg' && ./configure --with-openssh-base=gentoo"
+	refused configure-no-debian-base 'Debian maintains no OpenSSH 10.5p1' \
+	    sh -c "cd '$cfg' && ./configure --with-openssh-base=debian"
+	refused configure-unfixed-no-value 'takes no value' \
+	    sh -c "cd '$cfg' && ./configure --enable-unfixed-openssh=maybe"
+else
+	skip configure "no generated configure in $HPN_TOP"
+fi
+
+# 4. README.hpn's release table agrees with patches/releases.
+sed -e 's/#.*//' "$HPN_TOP/patches/releases" | awk 'NF { print $1, $4 }' |
+while read -r rel base; do
+	case "$base" in
+	upstream)	want="upstream" ;;
+	debian:*)	want="Debian `echo "$base" | sed 's/^debian://'`" ;;
+	esac
+	if grep -q "^| $rel .*| $want" "$HPN_TOP/README.hpn"; then
+		pass "readme-base-$rel"
+	else
+		fail "readme-base-$rel" "README.hpn's release table does not give $rel the base '$want'"
+	fi
+done
+exit 0
