@@ -19,6 +19,10 @@
 #                        all features in one patch
 #   hpn-patches-VERSION.tar.gz
 #                        the above with README.hpn, LICENSE and SHA256SUMS
+#   BASE                 the base these patches apply to (upstream's
+#                        RELEASE) and the published security fixes it
+#                        lacks (patches/security), with the route to a
+#                        base that carries them
 #   SHA256SUMS           checksums of everything in OUTDIR
 #
 # patches/RELEASE/ itself is a quilt-style series (each patch against the
@@ -144,6 +148,8 @@ diff -r "$WORK/ref" "$WORK/all" >/dev/null ||
 		echo "   $p: `sed -n 's/^Description: //p' "$OUT/$p"`"
 	done
 	echo " See README.hpn in the patch set for the options and the tests."
+	echo " Base: upstream OpenSSH portable $RELEASE; BASE in the patch set says"
+	echo " which published security fixes that base lacks."
 	echo "Author: hpn-patches authors"
 	echo "Forwarded: not-needed"
 	echo "Last-Update: `sed -n 's/^Last-Update: //p' "$OUT/$p"`"
@@ -151,10 +157,41 @@ diff -r "$WORK/ref" "$WORK/all" >/dev/null ||
 sh "$HERE/mkpatch.sh" "$PRISTINE" "$WORK/all" "$WORK/header" \
     >"$OUT/$OPENSSH-$VERSION-kitchen-sink.patch"
 
+# BASE: what these patches apply to, and what that base lacks.
+missing=`sh "$HERE/check-fixes.sh" "$RELEASE" upstream | sed -n 's/^missing //p'`
+rbase=`sed -e 's/#.*//' "$TOP/patches/releases" |
+    awk -v v="$RELEASE" '$1 == v { print $4 }'`
+{
+	echo "Base: upstream OpenSSH portable $RELEASE (openssh-$RELEASE.tar.gz)"
+	if [ -z "$missing" ]; then
+		echo "Security: it carries every published fix that"
+		echo "hpn-patches' patches/security lists."
+	else
+		echo "Security: upstream $RELEASE LACKS these published security fixes;"
+		echo "do not install a build of it, with or without these patches:"
+		printf '%s\n' "$missing" | sed 's/^/  /'
+		case "$rbase" in
+		debian:*)
+			suite=`echo "$rbase" | sed 's/^debian://'`
+			echo "Route: Debian $suite's openssh $RELEASE source package carries"
+			echo "its own backports; hpn-patches' \"make deb DEBIAN=$suite\" (or"
+			echo "./configure --with-openssh-version=$RELEASE) puts these patches"
+			echo "on top of it and refuses it while it still lacks a fix."
+			;;
+		*)
+			echo "Route: use the patch set for the newest release instead."
+			;;
+		esac
+	fi
+} >"$OUT/BASE"
+if [ -n "$missing" ]; then
+	echo "mkdist: WARNING: upstream $RELEASE lacks published security fixes; see $OUT/BASE" >&2
+fi
+
 # The tarball, reproducible: fixed order, owner and time.
 mkdir "$WORK/$NAME"
-cp "$OUT"/*.patch "$OUT/series" "$TOP/README.hpn" "$TOP/LICENSE" \
-    "$WORK/$NAME/"
+cp "$OUT"/*.patch "$OUT/series" "$OUT/BASE" "$TOP/README.hpn" \
+    "$TOP/LICENSE" "$WORK/$NAME/"
 (cd "$WORK/$NAME" && sha256sum `ls | LC_ALL=C sort` >SHA256SUMS)
 mtime=`git -C "$TOP" log -1 --format=@%ct 2>/dev/null || echo @0`
 (cd "$WORK" && tar --sort=name --owner=0 --group=0 --numeric-owner \

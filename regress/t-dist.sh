@@ -35,7 +35,7 @@ fi
 KS="$DIST/openssh-$HPN_OPENSSH-$VERSION-kitchen-sink.patch"
 TGZ="$DIST/hpn-patches-$VERSION.tar.gz"
 missing=
-for f in $SERIES series "`basename "$KS"`" "`basename "$TGZ"`" SHA256SUMS; do
+for f in $SERIES series BASE "`basename "$KS"`" "`basename "$TGZ"`" SHA256SUMS; do
 	[ -s "$DIST/$f" ] || missing="$missing $f"
 done
 if [ -z "$missing" ]; then
@@ -49,6 +49,25 @@ else
 	fail dist-series "dist/series differs from patches/$HPN_OPENSSH/series"
 fi
 
+# BASE names the base and, where upstream's release lacks published
+# security fixes (patches/security), every one of them.
+check_has dist-base-named "$DIST/BASE" "^Base: upstream OpenSSH portable $HPN_OPENSSH "
+lacking=`sh "$HPN_TOP/build-aux/check-fixes.sh" "$HPN_OPENSSH" upstream |
+    sed -n 's/^missing \([^:]*\):.*/\1/p'`
+if [ -z "$lacking" ]; then
+	check_has dist-base-security "$DIST/BASE" '^Security: it carries every'
+else
+	bad=
+	for id in $lacking; do
+		grep -q "^  $id: " "$DIST/BASE" || bad="$bad $id"
+	done
+	if [ -z "$bad" ] && grep -q 'LACKS these published' "$DIST/BASE"; then
+		pass dist-base-security
+	else
+		fail dist-base-security "BASE does not name:$bad"
+	fi
+fi
+
 # 2. Checksums, and the tarball holds the patch set and its own sums.
 check dist-sha256sums sh -c "cd '$DIST' && sha256sum --strict -c SHA256SUMS"
 mkdir "$TESTDIR/tgz"
@@ -56,7 +75,7 @@ if tar -xzf "$TGZ" -C "$TESTDIR/tgz" &&
     (cd "$TESTDIR/tgz/hpn-patches-$VERSION" &&
     sha256sum --strict -c SHA256SUMS >/dev/null); then
 	bad=
-	for f in $SERIES series "`basename "$KS"`"; do
+	for f in $SERIES series BASE "`basename "$KS"`"; do
 		cmp -s "$DIST/$f" "$TESTDIR/tgz/hpn-patches-$VERSION/$f" ||
 		    bad="$bad $f"
 	done
