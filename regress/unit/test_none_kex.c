@@ -43,6 +43,8 @@
 #include "kex.h"
 #include "none-switch.h"
 
+#include "kex_pair.h"
+
 static int npass, nfail;
 
 static void
@@ -55,44 +57,6 @@ result(const char *name, int ok, const char *why)
 		printf("not ok - %s: %s\n", name, why);
 		nfail++;
 	}
-}
-
-/* Move everything "from" has to send into "to"; 0 or an SSH_ERR_* */
-static int
-flush(struct ssh *from, struct ssh *to)
-{
-	const u_char *buf;
-	u_char type;
-	size_t len;
-	int r;
-
-	for (;;) {
-		if ((r = ssh_packet_next(from, &type)) != 0)
-			return r;
-		if (type != 0)
-			return 0;
-		buf = ssh_output_ptr(from, &len);
-		if (len == 0)
-			return 0;
-		if ((r = ssh_output_consume(from, len)) != 0 ||
-		    (r = ssh_input_append(to, buf, len)) != 0)
-			return r;
-	}
-}
-
-static int
-run_kex(struct ssh *client, struct ssh *server)
-{
-	int r = 0, i;
-
-	for (i = 0; i < 100 && (!server->kex->done || !client->kex->done);
-	    i++) {
-		if ((r = flush(server, client)) != 0 ||
-		    (r = flush(client, server)) != 0)
-			return r;
-	}
-	return (server->kex->done && client->kex->done) ? 0 :
-	    SSH_ERR_INTERNAL_ERROR;
 }
 
 /* Hand-write the ciphers and MACs of the proposal s sends next */
@@ -130,30 +94,6 @@ offers_none(struct ssh *s)
 	    strstr(prop[PROPOSAL_ENC_ALGS_STOC], "none") != NULL;
 	kex_prop_free(prop);
 	return ret;
-}
-
-/* params: the client's default proposal, with private's host key type. */
-static void
-init_params(struct kex_params *params, struct sshkey *private)
-{
-	char *prop[PROPOSAL_MAX] = { KEX_CLIENT };
-
-	memcpy(params->proposal, prop, sizeof(prop));
-	params->proposal[PROPOSAL_SERVER_HOST_KEY_ALGS] =
-	    (char *)sshkey_ssh_name(private);
-}
-
-/* A client and a server with params and the host key; 0 on success. */
-static int
-start_pair(struct ssh **client, struct ssh **server,
-    struct kex_params *params, struct sshkey *private, struct sshkey *public)
-{
-	if (ssh_init(client, 0, params) != 0 ||
-	    ssh_init(server, 1, params) != 0 ||
-	    ssh_add_hostkey(*server, private) != 0 ||
-	    ssh_add_hostkey(*client, public) != 0)
-		return -1;
-	return 0;
 }
 
 /*

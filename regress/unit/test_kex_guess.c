@@ -1,0 +1,186 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors.
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * test_kex_guess: the client's guessed key exchange on a rekey (patch
+ * 0003: its KEXINIT says first_kex_packet_follows and the KEX_ECDH_INIT
+ * follows at once).  Between two in-memory endpoints (OpenSSH's ssh_api):
+ * a rekey the client starts does guess; until the server's KEXINIT is in,
+ * a KEX_ECDH_REPLY is a protocol error, as without a guess (a server that
+ * sent one first once reached kex_derive_keys() with no new keys); the
+ * guessed exchange then completes, and the connection rekeys again.
+ * Prints "ok - NAME" or "not ok - NAME" per case and a summary line.
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ssherr.h"
+#include "ssh_api.h"
+#include "sshbuf.h"
+#include "sshkey.h"
+#include "packet.h"
+#include "myproposal.h"
+#include "log.h"
+#include "kex.h"
+#include "ssh2.h"
+#include "hpn-window.h"
+
+#include "kex_pair.h"
+
+static int npass, nfail;
+
+static void
+result(const char *name, int ok, const char *why)
+{
+	if (ok) {
+		printf("ok - %s\n", name);
+		npass++;
+	} else {
+		printf("not ok - %s: %s\n", name, why);
+		nfail++;
+	}
+}
+
+/* The server sends a KEX_ECDH_REPLY of junk, as a hostile server may. */
+static int
+send_early_reply(struct ssh *server)
+{
+	u_char junk[64];
+	int r;
+
+	memset(junk, 0x5a, sizeof(junk));
+	if ((r = sshpkt_start(server, SSH2_MSG_KEX_ECDH_REPLY)) != 0 ||
+	    (r = sshpkt_put_string(server, junk, sizeof(junk))) != 0 ||
+	    (r = sshpkt_put_string(server, junk, sizeof(junk))) != 0 ||
+	    (r = sshpkt_put_string(server, junk, sizeof(junk))) != 0 ||
+	    (r = sshpkt_send(server)) != 0)
+		return r;
+	return 0;
+}
+
+/*
+ * A rekey the client starts.  early: the server answers with a junk
+ * KEX_ECDH_REPLY before it has even read the client's KEXINIT.
+ */
+static void
+rekey_case(const char *name, int early, struct sshkey *private,
+    struct sshkey *public)
+{
+	struct ssh *client = NULL, *server = NULL;
+	struct kex_params params;
+	char buf[256];
+	int r, i;
+
+	init_params(&params, private);
+	if (start_pair(&client, &server, &params, private, public) != 0) {
+		result(name, 0, "setup failed");
+		goto out;
+	}
+	/* ssh does this after connecting: the windows, and the guess. */
+	hpn_window_init(client, 0, 0, 0);
+	if ((r = run_kex(client, server)) != 0) {
+		snprintf(buf, sizeof(buf), "first kex: %s", ssh_err(r));
+		result(name, 0, buf);
+		goto out;
+	}
+	ssh_packet_set_authenticated(client);
+	ssh_packet_set_authenticated(server);
+	/*
+	 * The client guesses once its proposal puts the algorithms in use
+	 * first: on the first rekey, or (9.2p1) on the next.
+	 */
+	for (i = 0; i < 3; i++) {
+		if ((r = kex_start_rekex(client)) != 0) {
+			snprintf(buf, sizeof(buf), "kex_start_rekex: %s",
+			    ssh_err(r));
+			result(name, 0, buf);
+			goto out;
+		}
+		if ((client->kex->flags & KEX_GUESS_SENT) != 0)
+			break;
+		if ((r = run_kex(client, server)) != 0) {
+			snprintf(buf, sizeof(buf), "unguessed rekey: %s",
+			    ssh_err(r));
+			result(name, 0, buf);
+			goto out;
+		}
+	}
+	if ((client->kex->flags & KEX_GUESS_SENT) == 0) {
+		result(name, 0, "the client did not guess");
+		goto out;
+	}
+	if (early) {
+		if (client->dispatch[SSH2_MSG_KEX_ECDH_REPLY] !=
+		    &kex_protocol_error) {
+			result(name, 0, "KEX_ECDH_REPLY is accepted before "
+			    "the server's KEXINIT");
+			goto out;
+		}
+		if ((r = send_early_reply(server)) != 0 ||
+		    (r = flush(server, client)) != 0) {
+			snprintf(buf, sizeof(buf), "early reply: %s",
+			    ssh_err(r));
+			result(name, 0, buf);
+			goto out;
+		}
+		if (client->kex->done ||
+		    (client->kex->flags & KEX_GUESS_SENT) == 0) {
+			result(name, 0, "the early reply changed the exchange");
+			goto out;
+		}
+	}
+	if ((r = run_kex(client, server)) != 0) {
+		snprintf(buf, sizeof(buf), "guessed rekey: %s", ssh_err(r));
+		result(name, 0, buf);
+		goto out;
+	}
+	/* And the connection still rekeys. */
+	if ((r = kex_start_rekex(client)) != 0 ||
+	    (r = run_kex(client, server)) != 0) {
+		snprintf(buf, sizeof(buf), "next rekey: %s", ssh_err(r));
+		result(name, 0, buf);
+		goto out;
+	}
+	result(name, 1, NULL);
+ out:
+	ssh_free(client);
+	ssh_free(server);
+}
+
+int
+main(void)
+{
+	struct sshkey *private = NULL, *public = NULL;
+
+	log_init("test_kex_guess", SYSLOG_LEVEL_ERROR, SYSLOG_FACILITY_USER, 1);
+	if (sshkey_generate(KEY_ED25519, 0, &private) != 0 ||
+	    sshkey_from_private(private, &public) != 0) {
+		printf("not ok - keygen\n");
+		return 1;
+	}
+	rekey_case("guessed-rekey", 0, private, public);
+	rekey_case("reply-before-kexinit-refused", 1, private, public);
+	sshkey_free(private);
+	sshkey_free(public);
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
