@@ -13,14 +13,15 @@
 # NEWKEYS); L % 8 == 0 is an -etm packet with a 32-byte tag.
 #
 # Once a clear client->server CHANNEL_DATA shows that the client sends
-# without a MAC, it injects a CHANNEL_OPEN "session"; if the server
-# confirms it, an "exec" of "touch MARKER" on that channel.  Once a clear
+# without a MAC, it injects a CHANNEL_OPEN "session" (if the server
+# confirms it, an "exec" of "touch MARKER" on that channel) and a
+# "signal" KILL for the real session's command.  Once a clear
 # server->client WINDOW_ADJUST or CHANNEL_DATA shows the same for the
 # server, it injects an "auth-agent@openssh.com" CHANNEL_OPEN towards the
 # client.  Whatever either side sends back on the injected channels is
 # swallowed, so that the real session goes on.  LOG gets one line per
 # event ("server open-failure", "server open-confirmation", "exec sent",
-# "client open-failure", "client open-confirmation", ...).
+# "signal sent to server", "client open-failure", ...).
 
 import os
 import select
@@ -144,6 +145,11 @@ def main():
                         opened_server = True
                         to_server(channel_open(b"session", FAKE_TO_SERVER))
                         log.write("open sent to server\n")
+                        # A KILL for the real session's command.
+                        to_server(packet(bytes([98]) + p[1:5] +
+                                         sshstr(b"signal") + b"\0" +
+                                         sshstr(b"KILL")))
+                        log.write("signal sent to server\n")
             else:
                 down.buf += data
                 for raw, p in down.frames():

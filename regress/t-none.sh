@@ -291,7 +291,8 @@ fi
 # An attacker on the path of a connection with the none MAC
 # (regress/none-relay.py as ProxyCommand): after the switch it injects,
 # in clear, a CHANNEL_OPEN "session" (and an "exec" of "touch pwned" if
-# sshd confirms it) towards sshd, and an agent CHANNEL_OPEN towards ssh,
+# sshd confirms it) and a "signal" KILL for the upload's command towards
+# sshd, and an agent CHANNEL_OPEN towards ssh,
 # which forwards an agent.  A ControlMaster sends no
 # no-more-sessions@openssh.com, so only the none MAC guard stops the
 # session.  The injected command must not run, both sides must refuse,
@@ -326,6 +327,9 @@ if [ -x /usr/bin/python3 ]; then
 	check_has relay-server-refused "$RLOG" "^server open-failure"
 	check_has_not relay-server-no-confirm "$RLOG" "^server open-confirmation"
 	check_has relay-server-log "$SSHD_LOG" "Refusing channel open \"session\" from 127.0.0.1 port [0-9]*: the connection uses the none MAC"
+	# The KILL for the upload's command: refused (the upload is intact).
+	check_has relay-signal-injected "$RLOG" "^signal sent to server"
+	check_has relay-signal-refused "$SSHD_LOG" "Refusing session request \"signal\" from 127.0.0.1 port [0-9]*: the connection uses the none MAC"
 	check_has relay-client-injected "$RLOG" "^open sent to client"
 	check_has relay-client-refused "$RLOG" "^client open-failure"
 	check_has_not relay-client-no-confirm "$RLOG" "^client open-confirmation"
