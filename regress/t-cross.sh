@@ -25,7 +25,7 @@ PATCHED_BASE=8388608
 # patched and logs a patched-peer window budget with at least 8 MiB of
 # headroom.
 patched_cap() {
-	if ! log_has $3 'peer SSH-2.0-OpenSSH_[0-9.]*-hpn1 is patched' "$2"; then
+	if ! log_has $3 'peer SSH-2.0-OpenSSH_[0-9.p]*-hpn1 is patched' "$2"; then
 		fail "$1" "no 'peer ... is patched' line: `log_since $3 "$2" |
 		    grep 'peer_is_patched' | head -n 1`"
 		return
