@@ -235,6 +235,19 @@ for p in $SERIES; do
 		else
 			fail "alone-has-feature-$p-log" "$session has no 'Transfer stats' line"
 		fi ;;
+	*sftp-pipeline*)
+		# The growing request pipeline, in both SFTP clients.
+		bad=
+		for prog in sftp scp; do
+			strings "$t/$prog" |
+			    grep -q 'requests of %zu bytes in flight' ||
+			    bad="$bad $prog"
+		done
+		if [ -z "$bad" ]; then
+			pass "alone-has-feature-$p-pipeline"
+		else
+			fail "alone-has-feature-$p-pipeline" "no pipeline in:$bad"
+		fi ;;
 	*poly1305-libcrypto*)
 		# libcrypto's Poly1305 in the packet path of ssh and sshd.
 		bad=

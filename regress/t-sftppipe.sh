@@ -1,0 +1,123 @@
+#!/bin/sh
+#
+# t-sftppipe.sh: scp's and sftp's request pipeline (patch 0007,
+# sftp-pipeline.c).
+#
+#   On loopback: a file of odd size up and down with scp and sftp, and
+#   with a fixed pipeline (sftp -R 64, scp -X nrequests=64), byte-exact;
+#   the fixed ones never log a change of the pipeline.
+#   As root, on an emulated 1 Gbit/s link with a 600 ms round trip
+#   (75 MB in flight to fill it): scp up and sftp down grow their
+#   pipelines past stock's 64 requests (16 MiB) and stay byte-exact;
+#   with -X nrequests=64 it stays at 64.
+
+. "`dirname "$0"`/lib.sh"
+. "$HPN_TOP/regress/lfn.sh"
+
+SSH="$HPN_BUILD/ssh"
+SCP="$HPN_BUILD/scp"
+SFTP="$HPN_BUILD/sftp"
+STOCK_REQ=64
+STOCK_BYTES=16777216
+[ -x "$SCP" ] && [ -x "$SFTP" ] || die "no scp or sftp in $HPN_BUILD"
+grep -q 'sftp-pipeline' "$HPN_BUILD/Makefile.in" 2>/dev/null || {
+	skip sftppipe "the tree under test has no patch 0007"
+	exit 0
+}
+
+# grown LOG: the largest "N requests of B bytes in flight" (N * B), or 0.
+grown() {
+	sed -n 's/.*sftp_pipe_round: \([0-9]*\) requests of \([0-9]*\) bytes in flight.*/\1 \2/p' \
+	    "$1" | awk '$1 * $2 > m { m = $1 * $2 } END { print m + 0 }'
+}
+
+# grows NAME LOG: pass if LOG shows the pipeline past stock's 16 MiB.
+grows() {
+	_g=`grown "$2"`
+	if [ "$_g" -gt $STOCK_BYTES ]; then
+		pass "$1"
+		echo "# $1: up to $_g bytes of requests in flight"
+	else
+		fail "$1" "the pipeline stayed at $_g bytes (stock: $STOCK_BYTES)"
+	fi
+}
+
+# --- On loopback.
+DATA=`make_data 9437441`	# 9 MiB and a bit: not a multiple of any request
+start_sshd lo hpn
+OUT="$TESTDIR/out"
+
+rm -f "$OUT"
+"$SCP" -v -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT" \
+    2>"$TESTDIR/scp.up.log"
+check_copy lo-scp-up scp $? "$TESTDIR/scp.up.log" "$DATA" "$OUT"
+rm -f "$TESTDIR/down"
+"$SCP" -v -S "$SSH" -F "$SSH_CONFIG" hpntest:"$DATA" "$TESTDIR/down" \
+    2>"$TESTDIR/scp.down.log"
+check_copy lo-scp-down scp $? "$TESTDIR/scp.down.log" "$DATA" "$TESTDIR/down"
+
+rm -f "$OUT" "$TESTDIR/down"
+printf 'put %s %s\nget %s %s\n' "$DATA" "$OUT" "$DATA" "$TESTDIR/down" \
+    >"$TESTDIR/batch"
+"$SFTP" -v -S "$SSH" -F "$SSH_CONFIG" -b "$TESTDIR/batch" hpntest \
+    >/dev/null 2>"$TESTDIR/sftp.log"
+rc=$?
+check_copy lo-sftp-up sftp $rc "$TESTDIR/sftp.log" "$DATA" "$OUT"
+check_copy lo-sftp-down sftp $rc "$TESTDIR/sftp.log" "$DATA" "$TESTDIR/down"
+
+rm -f "$OUT" "$TESTDIR/down"
+"$SFTP" -v -R $STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" -b "$TESTDIR/batch" \
+    hpntest >/dev/null 2>"$TESTDIR/sftp.fixed.log"
+rc=$?
+check_copy lo-sftp-fixed-up sftp $rc "$TESTDIR/sftp.fixed.log" "$DATA" "$OUT"
+check_copy lo-sftp-fixed-down sftp $rc "$TESTDIR/sftp.fixed.log" "$DATA" \
+    "$TESTDIR/down"
+check_has_not lo-sftp-fixed-stays "$TESTDIR/sftp.fixed.log" 'sftp_pipe_round'
+rm -f "$OUT"
+"$SCP" -v -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" "$DATA" \
+    hpntest:"$OUT" 2>"$TESTDIR/scp.fixed.log"
+check_copy lo-scp-fixed-up scp $? "$TESTDIR/scp.fixed.log" "$DATA" "$OUT"
+check_has_not lo-scp-fixed-stays "$TESTDIR/scp.fixed.log" 'sftp_pipe_round'
+stop_sshd
+rm -f "$OUT" "$TESTDIR/down" "$DATA"
+
+# --- On the emulated long fat network (not for make check-releases'
+# other releases, which set HPN_WINDOW_LONG=no).
+if ! why=`lfn_usable`; then
+	skip lfn "$why"
+	exit 0
+fi
+if [ "${HPN_WINDOW_LONG:-yes}" = no ]; then
+	exit 0
+fi
+lfn_up 1000 600
+DATA=`make_data ${HPN_SFTPPIPE_BYTES:-268435456}`
+lfn_start_sshd pipe hpn
+
+# lfn_copy NAME LOG DEST SCP-OR-SFTP-COMMAND...: run it in namespace A,
+# then compare DEST with DATA.
+lfn_copy() {
+	_n="$1"
+	_log="$2"
+	_dest="$3"
+	shift 3
+	rm -f "$_dest"
+	lfn_a "$@" >/dev/null 2>"$_log"
+	check_copy "$_n" "$1" $? "$_log" "$DATA" "$_dest"
+}
+
+lfn_copy lfn-scp-up "$TESTDIR/lfn.scp.log" "$OUT" \
+    "$SCP" -v -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT"
+grows lfn-scp-up-grows "$TESTDIR/lfn.scp.log"
+
+printf 'get %s %s\n' "$DATA" "$TESTDIR/down" >"$TESTDIR/batch.down"
+lfn_copy lfn-sftp-down "$TESTDIR/lfn.sftp.log" "$TESTDIR/down" \
+    "$SFTP" -v -S "$SSH" -F "$SSH_CONFIG" -b "$TESTDIR/batch.down" hpntest
+grows lfn-sftp-down-grows "$TESTDIR/lfn.sftp.log"
+
+lfn_copy lfn-scp-fixed-up "$TESTDIR/lfn.fixed.log" "$OUT" \
+    "$SCP" -v -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" "$DATA" \
+    hpntest:"$OUT"
+check_has_not lfn-scp-fixed-stays "$TESTDIR/lfn.fixed.log" 'sftp_pipe_round'
+rm -f "$OUT" "$TESTDIR/down"
+exit 0
