@@ -7,7 +7,8 @@
 # Mbit/s:RTT-ms, override with BENCH_LINKS) it measures raw TCP goodput
 # with regress/lfnperf.c, then for stock->stock, patched->patched,
 # stock->patched (upload into our sshd) and patched<-stock (download by
-# our ssh from a stock sshd): ssh 'cat >/dev/null' fed from a file and
+# our ssh from a stock sshd), and on request patched<-patched (download
+# between ours): ssh 'cat >/dev/null' fed from a file and
 # from a pipe, scp and sftp, each moving BENCH_BYTES (default 1 GiB, and
 # 2 GiB on links of 600 ms or more; BENCH_BYTES_<MBIT>_<RTT> or
 # BENCH_BYTES_<MBIT> override per link; raw TCP moves as much, or
@@ -24,7 +25,9 @@
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
-# every GiB) gives ssh, scp and sftp a cipher with -c.  BENCH_CC (default:
+# every GiB) gives ssh, scp and sftp a cipher with -c; BENCH_SCP_OPTS and
+# BENCH_SFTP_OPTS give scp and sftp more options (e.g. "-X nrequests=64"
+# and "-R 64", stock's fixed request pipeline).  BENCH_CC (default:
 # the host's, printed on each link's line) sets the TCP congestion control
 # in both namespaces, for raw TCP too.
 
@@ -111,17 +114,19 @@ run() {
 # cmd DIR METHOD SSH SCP SFTP FILE: the shell command for one transfer.
 cmd() {
 	_o="-F $SSH_CONFIG${BENCH_CIPHER:+ -c $BENCH_CIPHER}"
+	_scp="${BENCH_SCP_OPTS:-}"
+	_sftp="${BENCH_SFTP_OPTS:-}"
 	case "$1:$2" in
 	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
 	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
-	up:scp)		echo "$4 -q -S $3 $_o $6 hpntest:/dev/null" ;;
+	up:scp)		echo "$4 -q -S $3 $_o $_scp $6 hpntest:/dev/null" ;;
 	up:sftp)	printf 'put %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
-			echo "$5 -q -S $3 $_o -b $TESTDIR/b.$1 hpntest" ;;
+			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
 	down:ssh-file)	echo "$3 $_o hpntest 'cat $6' >/dev/null" ;;
 	down:ssh-pipe)	echo "$3 $_o hpntest 'cat $6 | cat' >/dev/null" ;;
-	down:scp)	echo "$4 -q -S $3 $_o hpntest:$6 /dev/null" ;;
+	down:scp)	echo "$4 -q -S $3 $_o $_scp hpntest:$6 /dev/null" ;;
 	down:sftp)	printf 'get %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
-			echo "$5 -q -S $3 $_o -b $TESTDIR/b.$1 hpntest" ;;
+			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
 	esac
 }
 
@@ -226,6 +231,7 @@ for link in $LINKS; do
 		"patched->patched") bench_pair "$pair" up "$HPN_BUILD" hpn ;;
 		"stock->patched") bench_pair "$pair" up "$STOCK_BUILD" hpn ;;
 		"patched<-stock") bench_pair "$pair" down "$HPN_BUILD" stock ;;
+		"patched<-patched") bench_pair "$pair" down "$HPN_BUILD" hpn ;;
 		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
 		esac
 	done
