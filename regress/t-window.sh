@@ -226,7 +226,7 @@ did_not_grow() {
 # logged at debug2 for a KIND (stock or patched) peer (lib.sh's
 # budget_lines), each of which must add up (budget_problem), with headroom
 # BASE (at least) and HPNBufferSize MAX (default WINDOW_MAX), the rate
-# within the link's (10% slack for sampling) and the round trip within
+# within the link's (25% slack for sampling) and the round trip within
 # what lfn_up accepts; at least one rate must be above zero (the budget
 # grew as the link proved its rate) unless the need reached MAX at once,
 # and no window growth may leave the
@@ -242,7 +242,12 @@ peer_budget() {
 		fail "$1" "no $4-peer budget with rate and round trip logged"
 		return
 	fi
-	_ratemax=`expr $LFN_MBIT \* 125000 \* 11 / 10`
+	# The rate counts what TCP delivered in order: after a loss is
+	# repaired a span also counts data that arrived in the span before
+	# (hpn-window.c), and both spans of the lower-of-two rule can carry
+	# such a burst: a short link's rates have been seen up to 15% above
+	# it (make check-releases, 10.0p1, 2026-11-27).  25% slack.
+	_ratemax=`expr $LFN_MBIT \* 125000 \* 5 / 4`
 	_rttlo=`expr \( $LFN_RTT_MS - 2 \) \* 1000`
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
