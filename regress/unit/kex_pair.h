@@ -16,13 +16,29 @@
 
 /*
  * kex_pair.h: two in-memory SSH endpoints (OpenSSH's ssh_api) for the key
- * exchange tests, included once by each: flush() moves one side's output
- * into the other, run_kex() runs an exchange to its end, init_params()
- * and start_pair() set a pair up with the client's default proposal.
+ * exchange tests, included once by each: result() prints a case's
+ * "ok - NAME" or "not ok - NAME: WHY" and counts it, flush() moves one
+ * side's output into the other, run_kex() runs an exchange to its end,
+ * init_params() and start_pair() set a pair up with the client's default
+ * proposal.
  */
 
 #ifndef HPN_KEX_PAIR_H
 #define HPN_KEX_PAIR_H
+
+static int npass, nfail;
+
+static void
+result(const char *name, int ok, const char *why)
+{
+	if (ok) {
+		printf("ok - %s\n", name);
+		npass++;
+	} else {
+		printf("not ok - %s: %s\n", name, why);
+		nfail++;
+	}
+}
 
 /* Move everything "from" has to send into "to"; 0 or an SSH_ERR_* */
 static int

@@ -46,20 +46,6 @@
 
 #include "kex_pair.h"
 
-static int npass, nfail;
-
-static void
-result(const char *name, int ok, const char *why)
-{
-	if (ok) {
-		printf("ok - %s\n", name);
-		npass++;
-	} else {
-		printf("not ok - %s: %s\n", name, why);
-		nfail++;
-	}
-}
-
 /* The server sends a KEX_ECDH_REPLY of junk, as a hostile server may. */
 static int
 send_early_reply(struct ssh *server)

@@ -45,20 +45,6 @@
 
 #include "kex_pair.h"
 
-static int npass, nfail;
-
-static void
-result(const char *name, int ok, const char *why)
-{
-	if (ok) {
-		printf("ok - %s\n", name);
-		npass++;
-	} else {
-		printf("not ok - %s: %s\n", name, why);
-		nfail++;
-	}
-}
-
 /* Hand-write the ciphers and MACs of the proposal s sends next */
 static int
 set_prop(struct ssh *s, const char *enc, const char *mac)
