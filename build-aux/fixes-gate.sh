@@ -19,7 +19,7 @@ HERE=`cd "\`dirname "$0"\`" && pwd`
 DEFAULT=`sed -n 's/^OPENSSH_DEFAULT_VERSION=//p' "$HERE/../configure.ac"`
 
 warn() {
-	echo "WARNING: $1 lacks these published security fixes:" >&2
+	echo "WARNING: ${1%.tmp} lacks these published security fixes:" >&2
 	sed 's/^/WARNING:   /' "$1/.hpn-unfixed" >&2
 	echo "WARNING: it was built with --enable-unfixed-openssh: for tests only, never install it" >&2
 }
