@@ -20,7 +20,8 @@
  * "ok - NAME" or "not ok - NAME: WHY" and counts it, flush() moves one
  * side's output into the other, run_kex() runs an exchange to its end,
  * init_params() and start_pair() set a pair up with the client's default
- * proposal.
+ * proposal, start_test() sets up logging and a host key, end_test()
+ * prints the summary line and frees the key.
  */
 
 #ifndef HPN_KEX_PAIR_H
@@ -100,6 +101,29 @@ start_pair(struct ssh **client, struct ssh **server,
 	    ssh_add_hostkey(*client, public) != 0)
 		return -1;
 	return 0;
+}
+
+/* Logging for program prog and an Ed25519 host key; 0 on success. */
+static int
+start_test(const char *prog, struct sshkey **private, struct sshkey **public)
+{
+	log_init(prog, SYSLOG_LEVEL_ERROR, SYSLOG_FACILITY_USER, 1);
+	if (sshkey_generate(KEY_ED25519, 0, private) != 0 ||
+	    sshkey_from_private(*private, public) != 0) {
+		printf("not ok - keygen\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The summary line; the exit status. */
+static int
+end_test(struct sshkey *private, struct sshkey *public)
+{
+	sshkey_free(private);
+	sshkey_free(public);
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
 }
 
 #endif /* HPN_KEX_PAIR_H */

@@ -157,16 +157,9 @@ main(void)
 {
 	struct sshkey *private = NULL, *public = NULL;
 
-	log_init("test_kex_guess", SYSLOG_LEVEL_ERROR, SYSLOG_FACILITY_USER, 1);
-	if (sshkey_generate(KEY_ED25519, 0, &private) != 0 ||
-	    sshkey_from_private(private, &public) != 0) {
-		printf("not ok - keygen\n");
+	if (start_test("test_kex_guess", &private, &public) != 0)
 		return 1;
-	}
 	rekey_case("guessed-rekey", 0, private, public);
 	rekey_case("reply-before-kexinit-refused", 1, private, public);
-	sshkey_free(private);
-	sshkey_free(public);
-	printf("%d passed, %d failed\n", npass, nfail);
-	return nfail != 0;
+	return end_test(private, public);
 }
