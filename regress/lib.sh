@@ -595,6 +595,35 @@ check_rejected() {
 	fi
 }
 
+# unit_libssh PROG PREFIX N: build regress/unit/PROG.c against the
+# patched libssh of $HPN_BUILD, run it and report each of its "ok" and
+# "not ok" lines as a check named PREFIX and the case; PREFIXsummary
+# passes if it ends with "N passed, 0 failed", PREFIXbuild fails if it
+# does not build.  (The PKCS#11 client left libssh in 10.1p1: its
+# object is linked like the SK one where the tree has it.)
+unit_libssh() {
+	_b="$HPN_BUILD"
+	_objs="$_b/ssh-sk-client.o"
+	[ -f "$_b/ssh-pkcs11-client.o" ] && _objs="$_objs $_b/ssh-pkcs11-client.o"
+	if ! ${CC:-cc} -O2 -g -I"$_b" -I"$_b/openbsd-compat" \
+	    -o "$TESTDIR/$1" "$HPN_TOP/regress/unit/$1.c" $_objs \
+	    -L"$_b" -L"$_b/openbsd-compat" -lssh -lopenbsd-compat -lssh \
+	    -lopenbsd-compat -lcrypto -lz -lpthread >"$TESTDIR/cc.$1" 2>&1
+	then
+		fail "${2}build" "`grep -m1 error "$TESTDIR/cc.$1"`"
+		return
+	fi
+	"$TESTDIR/$1" >"$TESTDIR/out.$1" 2>"$TESTDIR/err.$1"
+	sed -n 's/^ok - \(.*\)/\1/p' "$TESTDIR/out.$1" | while read -r _t; do
+		pass "$2$_t"
+	done
+	sed -n 's/^not ok - \([^:]*\): \(.*\)/\1 \2/p' "$TESTDIR/out.$1" |
+	    while read -r _t _why; do
+		fail "$2$_t" "$_why"
+	done
+	check "${2}summary" grep -q "^$3 passed, 0 failed" "$TESTDIR/out.$1"
+}
+
 # check_exit_status NAME SSH: SSH runs 'echo hello; exit 42' on hpntest;
 # pass if the output and the exit status come back.
 check_exit_status() {

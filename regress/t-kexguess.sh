@@ -9,25 +9,6 @@
 
 . "`dirname "$0"`/lib.sh"
 
-B="$HPN_BUILD"
-[ -f "$B/libssh.a" ] || die "no libssh.a in $B: run make first"
-# The PKCS#11 client left libssh in 10.1p1: link its object like the SK one.
-objs="$B/ssh-sk-client.o"
-[ -f "$B/ssh-pkcs11-client.o" ] && objs="$objs $B/ssh-pkcs11-client.o"
-if ${CC:-cc} -O2 -g -I"$B" -I"$B/openbsd-compat" -o "$TESTDIR/test_kex_guess" \
-    "$HPN_TOP/regress/unit/test_kex_guess.c" $objs \
-    -L"$B" -L"$B/openbsd-compat" -lssh -lopenbsd-compat -lssh \
-    -lopenbsd-compat -lcrypto -lz -lpthread >"$TESTDIR/cc.out" 2>&1; then
-	"$TESTDIR/test_kex_guess" >"$TESTDIR/out" 2>"$TESTDIR/err"
-	sed -n 's/^ok - \(.*\)/\1/p' "$TESTDIR/out" | while read -r t; do
-		pass "$t"
-	done
-	sed -n 's/^not ok - \([^:]*\): \(.*\)/\1 \2/p' "$TESTDIR/out" |
-	    while read -r t why; do
-		fail "$t" "$why"
-	done
-	check summary grep -q "^2 passed, 0 failed" "$TESTDIR/out"
-else
-	fail build "`grep -m1 error "$TESTDIR/cc.out"`"
-fi
+[ -f "$HPN_BUILD/libssh.a" ] || die "no libssh.a in $HPN_BUILD: run make first"
+unit_libssh test_kex_guess "" 2
 exit 0

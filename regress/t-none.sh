@@ -21,25 +21,7 @@ DATA=`make_data $SIZE`
 # pty guard decides on the exchange's choice (a pty request that meets a
 # rekey is granted when the client does not propose none, and then sshd
 # never agrees to none); the none MAC freezes the connection.
-# The PKCS#11 client left libssh in 10.1p1: link its object like the SK one.
-B="$HPN_BUILD"
-if ${CC:-cc} -O2 -g -I"$B" -I"$B/openbsd-compat" -o "$TESTDIR/test_none_kex" \
-    "$HPN_TOP/regress/unit/test_none_kex.c" "$B/ssh-sk-client.o" \
-    "$B/ssh-pkcs11-client.o" \
-    -L"$B" -L"$B/openbsd-compat" -lssh -lopenbsd-compat -lssh \
-    -lopenbsd-compat -lcrypto -lz -lpthread >"$TESTDIR/cc.kex" 2>&1; then
-	"$TESTDIR/test_none_kex" >"$TESTDIR/out.kex" 2>"$TESTDIR/err.kex"
-	sed -n 's/^ok - \(.*\)/\1/p' "$TESTDIR/out.kex" | while read -r t; do
-		pass "kex/$t"
-	done
-	sed -n 's/^not ok - \([^:]*\): \(.*\)/\1 \2/p' "$TESTDIR/out.kex" |
-	    while read -r t why; do
-		fail "kex/$t" "$why"
-	done
-	check kex-summary grep -q "^15 passed, 0 failed" "$TESTDIR/out.kex"
-else
-	fail kex-build "`grep -m1 error "$TESTDIR/cc.kex"`"
-fi
+unit_libssh test_none_kex kex/ 15
 
 # --- Options: ssh -G, sshd -T, bad values with their line number.
 
