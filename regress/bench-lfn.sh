@@ -21,7 +21,10 @@
 # shows the largest window and the budget it grew in, beside sshd's peak
 # RSS.  BENCH_PAIRS (default "stock->stock patched->patched stock->patched
 # patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp
-# sftp"; "ssh-file" alone on links of 600 ms or more) select rows.  With
+# sftp"; "ssh-file scp sftp" on links of 600 ms or more; "tar-tree",
+# "scp-tree" and "sftp-tree" copy a tree of BENCH_TREE_FILES files of 64
+# KiB, default 1000: tar c | ssh tar x, scp -r and sftp put/get -r) select
+# rows.  With
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
@@ -116,6 +119,8 @@ cmd() {
 	_o="-F $SSH_CONFIG${BENCH_CIPHER:+ -c $BENCH_CIPHER}"
 	_scp="${BENCH_SCP_OPTS:-}"
 	_sftp="${BENCH_SFTP_OPTS:-}"
+	_t="$TESTDIR/tree.dst"
+	_rmt="rm -rf $_t"
 	case "$1:$2" in
 	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
 	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
@@ -127,6 +132,19 @@ cmd() {
 	down:scp)	echo "$4 -q -S $3 $_o $_scp hpntest:$6 /dev/null" ;;
 	down:sftp)	printf 'get %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
 			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
+	# A tree (FILE is a directory) into $TESTDIR/tree.dst, made anew.
+	up:tar-tree)	echo "$_rmt; tar cf - -C $6 . | $3 $_o hpntest" \
+			    "'mkdir $_t && tar xf - -C $_t'" ;;
+	up:scp-tree)	echo "$_rmt; $4 -r -q -S $3 $_o $_scp $6 hpntest:$_t" ;;
+	up:sftp-tree)	printf 'put -r %s %s\n' "$6" "$_t" >"$TESTDIR/b.$1"
+			echo "$_rmt; $5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1" \
+			    "hpntest" ;;
+	down:tar-tree)	echo "$_rmt; mkdir $_t && $3 $_o hpntest 'tar cf - -C $6 .'" \
+			    "| tar xf - -C $_t" ;;
+	down:scp-tree)	echo "$_rmt; $4 -r -q -S $3 $_o $_scp hpntest:$6 $_t" ;;
+	down:sftp-tree)	printf 'get -r %s %s\n' "$6" "$_t" >"$TESTDIR/b.$1"
+			echo "$_rmt; $5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1" \
+			    "hpntest" ;;
 	esac
 }
 
@@ -144,11 +162,15 @@ bench_pair() {
 	lfn_start_sshd "b`echo "$_label" | tr -c 'a-z\n' _`" "$4"
 	for _m in $METHODS; do
 		: >"$TESTDIR/runs"
+		case $_m in
+		*-tree)	_e="$EMPTY_TREE" _d="$TREE" _b=$TREE_BYTES ;;
+		*)	_e="$EMPTY" _d="$DATA" _b=$BYTES ;;
+		esac
 		_r=0
 		while [ $_r -lt $RUNS ]; do
-			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $EMPTY`"
+			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $_e`"
 			_setup=$ELAPSED
-			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $DATA`"
+			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $_d`"
 			echo "$ELAPSED $_setup ${CCPU:--} $SCPU ${CRSS:--} $SRSS" \
 			    >>"$TESTDIR/runs"
 			_r=`expr $_r + 1`
@@ -156,7 +178,7 @@ bench_pair() {
 		# One line per run: MB/s, client and server s/GiB and peak
 		# RSS in MiB; then the medians (the lower middle value of an
 		# even count).
-		awk -v b="$BYTES" -v gib=$GIB '{
+		awk -v b="$_b" -v gib=$GIB '{
 			d = $1 - $2; if (d <= 0) d = $1
 			print b / d / 1e6, $3 == "-" ? "-" : $3 * gib / b,
 			    $4 * gib / b, $5 == "-" ? "-" : $5 / 1024, $6 / 1024
@@ -197,12 +219,34 @@ window_row() {
 
 EMPTY="$TESTDIR/empty"
 : >"$EMPTY"
+# The tree of the *-tree methods: BENCH_TREE_FILES files of 64 KiB.
+TREE_FILES=${BENCH_TREE_FILES:-1000}
+case "$TREE_FILES" in
+''|*[!0-9]*|0)	echo "bench-lfn: BENCH_TREE_FILES must be a positive number, not '$TREE_FILES'" >&2
+		exit 1 ;;
+esac
+TREE_BYTES=`expr $TREE_FILES \* 65536`
+EMPTY_TREE="$TESTDIR/emptytree"
+mkdir "$EMPTY_TREE"
+case " ${BENCH_METHODS:-} " in
+*-tree" "*)
+	TREE="$TESTDIR/tree"
+	mkdir "$TREE"
+	_i=0
+	while [ $_i -lt $TREE_FILES ]; do
+		head -c 65536 /dev/urandom >"$TREE/f$_i"
+		_i=`expr $_i + 1`
+	done
+	echo "tree: $TREE_FILES files of 64 KiB (the *-tree rows: MB/s over" \
+	    "`expr $TREE_BYTES / 1048576` MiB)"
+	;;
+esac
 for link in $LINKS; do
 	mbit=${link%:*}
 	rtt=${link#*:}
 	if [ $rtt -ge 600 ]; then
 		_bytes=`expr 2 \* $GIB`
-		METHODS=${BENCH_METHODS:-"ssh-file"}
+		METHODS=${BENCH_METHODS:-"ssh-file scp sftp"}
 	else
 		_bytes=$GIB
 		METHODS=${BENCH_METHODS:-"ssh-file ssh-pipe scp sftp"}

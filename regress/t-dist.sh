@@ -236,11 +236,14 @@ for p in $SERIES; do
 			fail "alone-has-feature-$p-log" "$session has no 'Transfer stats' line"
 		fi ;;
 	*sftp-pipeline*)
-		# The growing request pipeline, in both SFTP clients.
+		# The growing request pipeline and many files at once, in
+		# both SFTP clients.
 		bad=
 		for prog in sftp scp; do
-			strings "$t/$prog" |
-			    grep -q 'requests of %zu bytes in flight' ||
+			strings "$t/$prog" >"$t/strings"
+			grep -q 'requests of %zu bytes in flight' \
+			    "$t/strings" &&
+			    grep -q 'up to %u files at once' "$t/strings" ||
 			    bad="$bad $prog"
 		done
 		if [ -z "$bad" ]; then

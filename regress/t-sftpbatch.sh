@@ -1,0 +1,304 @@
+#!/bin/sh
+#
+# t-sftpbatch.sh: scp -r, sftp put -r and get -r keep many files in
+# flight (patch 0007, sftp-batch.c).
+#
+#   A tree of a few hundred files of mixed sizes (empty, one byte, exact
+#   multiples of the request sizes, a few MiB), modes and times, in
+#   nested directories with a symlink, goes up and down with scp -r -p and
+#   sftp put -r -p / get -r -p: byte-exact, modes and times kept, the same
+#   tree the unpatched client makes; the client's log shows several files
+#   open at once.  The same against Debian's sshd and a paramiko SFTP
+#   server (no limits extension, strictly in order).
+#   Errors: destination names that are directories make some files fail:
+#   the same messages as the unpatched client, the other files copied,
+#   a non-zero exit status.
+#   An interrupt (SIGINT to sftp) mid-transfer: every handle closed before
+#   the session ends (internal-sftp logs none "forced").
+
+. "`dirname "$0"`/lib.sh"
+
+SSH="$HPN_BUILD/ssh"
+SCP="$HPN_BUILD/scp"
+SFTP="$HPN_BUILD/sftp"
+[ -x "$SCP" ] && [ -x "$SFTP" ] || die "no scp or sftp in $HPN_BUILD"
+grep -q 'sftp-batch' "$HPN_BUILD/Makefile.in" 2>/dev/null || {
+	skip sftpbatch "the tree under test has no sftp-batch.c"
+	exit 0
+}
+
+# make_tree DIR: the test tree.  Sizes around the request sizes: scp and
+# sftp write 261120 bytes (32768 without the limits extension) and read
+# what the server's limits say (261120 for OpenSSH's sftp-server).
+make_tree() {
+	mkdir -p "$1/a/b/c" "$1/empty" "$1/d"
+	for s in 0 1 2 4095 4096 32767 32768 32769 65536 261119 261120 \
+	    261121 522240 1048576 3145739; do
+		head -c $s /dev/urandom >"$1/s.$s"
+	done
+	i=0
+	while [ $i -lt 300 ]; do
+		case $((i % 4)) in
+		0)	d="$1" ;;
+		1)	d="$1/a" ;;
+		2)	d="$1/a/b" ;;
+		3)	d="$1/a/b/c" ;;
+		esac
+		head -c $(( (i * 7919) % 70000 )) /dev/urandom >"$d/f.$i"
+		case $((i % 5)) in
+		0)	chmod 600 "$d/f.$i" ;;
+		1)	chmod 755 "$d/f.$i" ;;
+		2)	chmod 640 "$d/f.$i" ;;
+		esac
+		i=$((i + 1))
+	done
+	cp "$1/s.65536" "$1/d/x"
+	ln -s s.4096 "$1/link"
+	chmod 750 "$1/a/b"
+	find "$1" -exec touch -h -d '2001-02-03 04:05:06' {} +
+	touch -d '2011-12-13 14:15:16' "$1/s.1" "$1/a/f.1"
+}
+
+# tree_sig DIR [times]: one line per entry: path, type, mode, size, the
+# start of the SHA-256 of a regular file (a symlink's target) and, with
+# "times", the mtime of a file or directory.
+tree_sig() {
+	(cd "$1" && find . -type f -print0 | xargs -0 -r sha256sum) |
+	    cut -c1-16,65- >"$TESTDIR/hashes"
+	(cd "$1" && find . -mindepth 1 -printf '%y %p %m %s %T@ %l\n') |
+	    awk -v times="${2:-}" -v hf="$TESTDIR/hashes" '
+		BEGIN {
+			while ((getline l < hf) > 0)
+				h[substr(l, 19)] = substr(l, 1, 16)
+		}
+		$1 == "l" { print $2, "l - -", $6; next }
+		{
+			t = times == "times" ? " " int($5) : ""
+			if ($1 == "d")
+				print $2, "d", $3, "- -" t
+			else
+				print $2, "f", $3, $4, h[$2] t
+		}' | LC_ALL=C sort
+}
+
+# check_tree NAME WANT-SIG DIR [times]: DIR's signature is WANT-SIG's.
+check_tree() {
+	tree_sig "$3" ${4:-} >"$TESTDIR/sig.got"
+	if cmp -s "$2" "$TESTDIR/sig.got"; then
+		pass "$1"
+	else
+		fail "$1" "`diff "$2" "$TESTDIR/sig.got" | grep '^[<>]' |
+		    head -n 3 | tr '\n' ' '`"
+	fi
+}
+
+# peak_open NAME LOG MIN: the batch had at least MIN files open at once.
+peak_open() {
+	_p=`sed -n 's/.*sftp_batch_finish: .* up to \([0-9]*\) open at once.*/\1/p' \
+	    "$2" | sort -n | tail -n 1`
+	check "$1" test "${_p:-0}" -ge "$3"
+	echo "# $1: up to ${_p:-0} files open at once"
+}
+
+umask 022
+SRC="$TESTDIR/src"
+make_tree "$SRC"
+tree_sig "$SRC" times >"$TESTDIR/sig.src.times"
+tree_sig "$SRC" >"$TESTDIR/sig.src"
+
+# xfer PROG DIR BUILD DST LOG [FLAG...]: PROG (scp or sftp) of BUILD copies
+# $SRC up (to DST on the server) or down (from it to DST) with -r and
+# FLAGs; the exit status in $TESTDIR/rc.
+xfer() {
+	_p="$1"
+	_d="$2"
+	_b="$3"
+	_dst="$4"
+	_log="$5"
+	shift 5
+	case $_p/$_d in
+	scp/up)
+		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" "$SRC" \
+		    "hpntest:$_dst" 2>"$_log"
+		;;
+	scp/down)
+		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" \
+		    "hpntest:$SRC" "$_dst" 2>"$_log"
+		;;
+	sftp/*)
+		[ $_d = up ] && _c=put || _c=get
+		echo "$_c -r $* $SRC $_dst" >"$TESTDIR/batch"
+		"$_b/sftp" -v -S "$_b/ssh" -F "$SSH_CONFIG" \
+		    -b "$TESTDIR/batch" hpntest >/dev/null 2>"$_log"
+		;;
+	esac
+	echo $? >"$TESTDIR/rc"
+}
+
+# copies PREFIX: scp and sftp, up and down with -p, against the server
+# of $SSH_CONFIG.  Symlinks: scp follows them, sftp skips them (as the
+# unpatched scp and sftp do); the unpatched client's copy of the same
+# tree is the reference, and the source tree too.
+copies() {
+	for prog in scp sftp; do
+		for dir in up down; do
+			n="$1-$prog-$dir"
+			for who in hpn stock; do
+				case $who in
+				hpn)	b="$HPN_BUILD" ;;
+				stock)	b="$STOCK_BUILD" ;;
+				esac
+				rm -rf "$TESTDIR/$n.$who"
+				xfer $prog $dir "$b" "$TESTDIR/$n.$who" \
+				    "$TESTDIR/log.$n.$who" -p
+				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
+			done
+			rc=`cat "$TESTDIR/rc.hpn"`
+			if [ "$rc" -ne 0 ]; then
+				fail "$n" "exit status $rc: `grep -v 'debug[0-9]:' \
+				    "$TESTDIR/log.$n.hpn" | tail -n 1`"
+				continue
+			fi
+			tree_sig "$TESTDIR/$n.stock" times >"$TESTDIR/sig.stock"
+			check_tree "$n" "$TESTDIR/sig.stock" "$TESTDIR/$n.hpn" times
+			if [ $prog = scp ]; then
+				# Followed, the symlink is a copy of s.4096.
+				f=`sed -n 's|^\./s\.4096 ||p' \
+				    "$TESTDIR/sig.src.times"`
+				sed "s|^\./link l .*|./link $f|" \
+				    "$TESTDIR/sig.src.times" >"$TESTDIR/sig.want"
+			else
+				grep -v '^\./link ' "$TESTDIR/sig.src.times" \
+				    >"$TESTDIR/sig.want"
+			fi
+			check_tree "$n-source" "$TESTDIR/sig.want" \
+			    "$TESTDIR/$n.hpn" times
+			rm -rf "$TESTDIR/$n.hpn" "$TESTDIR/$n.stock"
+		done
+	done
+}
+
+# errors PREFIX: into a destination where some of the tree's file names
+# are directories already: the patched client reports the same errors as
+# the unpatched one, copies the same files and exits non-zero too.  (As
+# root, permissions cannot make a file fail; a directory in the way can.)
+errors() {
+	for prog in scp sftp; do
+		for dir in up down; do
+			n="$1-$prog-$dir-errors"
+			dst="$TESTDIR/errdst"
+			for who in hpn stock; do
+				case $who in
+				hpn)	b="$HPN_BUILD" ;;
+				stock)	b="$STOCK_BUILD" ;;
+				esac
+				rm -rf "$dst"
+				# An existing destination gets the tree as src/.
+				mkdir -p "$dst/src/f.4" "$dst/src/a/f.5" \
+				    "$dst/src/a/b/c/f.7/x"
+				xfer $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
+				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
+				sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
+				    grep -v 'debug[0-9]:\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
+				    LC_ALL=C sort \
+				    >"$TESTDIR/errors.$who"
+				tree_sig "$dst" >"$TESTDIR/sig.$who"
+			done
+			rc=`cat "$TESTDIR/rc.hpn"`
+			check "$n-status" test "$rc" -ne 0 -a \
+			    "$rc" = "`cat "$TESTDIR/rc.stock"`"
+			if grep -q 'f\.7' "$TESTDIR/errors.hpn" &&
+			    cmp -s "$TESTDIR/errors.hpn" "$TESTDIR/errors.stock"
+			then
+				pass "$n-messages"
+			else
+				fail "$n-messages" "`diff "$TESTDIR/errors.stock" \
+				    "$TESTDIR/errors.hpn" | grep '^[<>]' |
+				    head -n 2 | tr '\n' ' '`"
+			fi
+			if cmp -s "$TESTDIR/sig.stock" "$TESTDIR/sig.hpn"; then
+				pass "$n-others"
+			else
+				fail "$n-others" "`diff "$TESTDIR/sig.stock" \
+				    "$TESTDIR/sig.hpn" | grep '^[<>]' | head -n 2 |
+				    tr '\n' ' '`"
+			fi
+			rm -rf "$dst"
+		done
+	done
+}
+
+# --- Our sshd, on loopback.
+start_sshd lo hpn
+copies lo
+peak_open lo-scp-up-concurrent "$TESTDIR/log.lo-scp-up.hpn" 8
+peak_open lo-sftp-down-concurrent "$TESTDIR/log.lo-sftp-down.hpn" 8
+errors lo
+stop_sshd
+
+# --- Debian's sshd and sftp-server.
+start_sshd sys system
+copies sys
+peak_open sys-scp-down-concurrent "$TESTDIR/log.sys-scp-down.hpn" 8
+stop_sshd
+
+# --- paramiko's SFTP server: strictly in order, no limits extension, so
+# at most SFTP_BATCH_SAFE_FILES (8) files at once.
+if /usr/bin/python3 -c 'import paramiko' 2>/dev/null; then
+	hpn_keys
+	/usr/bin/python3 "$HPN_TOP/regress/sftp-paramiko.py" \
+	    "$TESTDIR/paramiko.port" "$TESTDIR/host_ed25519" \
+	    "$TESTDIR/id_ed25519.pub" 2>"$TESTDIR/paramiko.log" &
+	PARAMIKO_PID=$!
+	hpn_track_pid $PARAMIKO_PID
+	wait_until 20 test -s "$TESTDIR/paramiko.port" ||
+	    die "the paramiko server did not start: `tail -n 1 \
+	    "$TESTDIR/paramiko.log"`"
+	SSHD_PORT=`cat "$TESTDIR/paramiko.port"`
+	_write_ssh_config paramiko
+	echo "hpntest `cat "$TESTDIR/host_ed25519.pub"`" \
+	    >>"$TESTDIR/known_hosts"
+	copies pk
+	check_has pk-safe-files "$TESTDIR/log.pk-sftp-up.hpn" \
+	    'sftp_batch_new: upload, up to 8 files at once'
+	peak_open pk-scp-down-concurrent "$TESTDIR/log.pk-scp-down.hpn" 8
+	kill $PARAMIKO_PID
+	wait $PARAMIKO_PID 2>/dev/null
+	hpn_untrack_pid $PARAMIKO_PID
+else
+	skip paramiko "no python3-paramiko"
+fi
+
+# --- An interrupt: sftp gets SIGINT while 40 files go up at 8 Mbit/s;
+# every handle it opened is closed before the session ends.  The server's
+# sftp-server logs each open and close, and a "forced" close for each
+# handle still open at the end.
+start_sshd int hpn \
+    "Subsystem sftp $HPN_BUILD/sftp-server -e -l VERBOSE 2>>$TESTDIR/sftp-server.log"
+BIG="$TESTDIR/big"
+mkdir -p "$BIG"
+i=0
+while [ $i -lt 40 ]; do
+	head -c 1048576 /dev/urandom >"$BIG/f$i"
+	i=$((i + 1))
+done
+echo "put -r $BIG $TESTDIR/intdst" >"$TESTDIR/batch"
+"$SFTP" -l 8000 -S "$SSH" -F "$SSH_CONFIG" -b "$TESTDIR/batch" hpntest \
+    >/dev/null 2>"$TESTDIR/log.int" &
+INT_PID=$!
+hpn_track_pid $INT_PID
+if wait_until 30 grep -qs '^open "' "$TESTDIR/sftp-server.log"; then
+	kill -INT $INT_PID
+fi
+wait $INT_PID
+rc=$?
+hpn_untrack_pid $INT_PID
+wait_until 10 grep -qs '^session closed' "$TESTDIR/sftp-server.log"
+opens=`grep -c '^open "' "$TESTDIR/sftp-server.log"`
+closes=`grep -c '^close "' "$TESTDIR/sftp-server.log"`
+check int-status test "$rc" -ne 0
+check int-opened test "$opens" -gt 0
+check int-closed test "$opens" -eq "$closes"
+check_has_not int-none-forced "$TESTDIR/sftp-server.log" 'forced'
+echo "# int: $opens opened, $closes closed, sftp exited $rc"
+stop_sshd

@@ -1,0 +1,1024 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors.
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Many files over one SFTP connection at once (sftp-batch.h).
+ *
+ * Copying a file one at a time costs several round trips that carry no
+ * data: the open, the wait for the last write's status or for the read
+ * that finds the end of the file, the close.  Here each file goes
+ * through the same steps, but the steps of up to max_files files are in
+ * flight together, so a round trip is paid once per max_files files
+ * rather than several times per file.
+ *
+ * An upload sends its open, and once the handle is back, the file's
+ * writes followed at once by its setstats and its close: the server
+ * handles one handle's requests in the order they came (OpenSSH's
+ * sftp-server does everything in order), and every status is checked.
+ * A download sends its open, then reads up to the size its directory
+ * listing gave and one more for the end of the file, and its close once
+ * every read is answered.  File data is requested for the oldest file
+ * first, so files finish roughly in order and the progress meter shows
+ * one file at a time: the oldest one still open.
+ *
+ * Errors are reported as sftp_upload() and sftp_download() report them;
+ * a file that fails does not stop the others.  After an interrupt no new
+ * file starts, the data of those under way stops, and each open handle
+ * is closed.
+ *
+ * The replies of other requests sent while the batch runs (sftp_mkdir(),
+ * sftp_readdir() of the next directory) pass through get_msg(), which
+ * hands ours to sftp_batch_reply().
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/statvfs.h>
+#ifdef HAVE_SYS_RESOURCE_H
+#include <sys/resource.h>
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xmalloc.h"
+#include "log.h"
+#include "atomicio.h"
+#include "misc.h"
+#include "sshbuf.h"
+#include "ssherr.h"
+#include "progressmeter.h"
+#include "sftp.h"
+#include "sftp-common.h"
+#include "sftp-client.h"
+#include "sftp-pipeline.h"
+#include "sftp-batch.h"
+
+extern volatile sig_atomic_t interrupted;
+extern int showprogress;
+
+enum xfer_state {
+	XFER_QUEUED,		/* not started */
+	XFER_OPENING,		/* open sent */
+	XFER_DATA,		/* reads or writes under way */
+	XFER_CLOSING,		/* close sent */
+	XFER_DONE
+};
+
+struct xfer;
+
+/* A request in flight. */
+struct xreq {
+	u_int id;
+	u_char type;		/* SSH2_FXP_* */
+	struct xfer *xfer;
+	uint64_t offset;	/* reads and writes */
+	size_t len;
+	size_t cost;		/* what it counts in data_bytes */
+	TAILQ_ENTRY(xreq) tq;
+};
+TAILQ_HEAD(xreqs, xreq);
+
+/* A file. */
+struct xfer {
+	char *src, *dst;
+	Attrib a;		/* upload: what to set; download: the remote's */
+	enum xfer_state state;
+	int fd;			/* the local file */
+	u_char *handle;
+	size_t handle_len;
+	uint64_t size;		/* local size (upload), listed size (download) */
+	uint64_t offset;	/* of the next read or write */
+	uint64_t highwater;	/* contiguous end of what was acknowledged */
+	uint64_t maxack;	/* highest end acknowledged */
+	int reordered;
+	off_t progress;		/* bytes done, for the progress meter */
+	u_int nreqs;		/* reads or writes in flight */
+	u_int inflight;		/* requests of any kind in flight */
+	int probing;		/* a read past the listed size is in flight */
+	int seen_zerolen;	/* a read answered with no data */
+	int eof;		/* no more data to request */
+	int metered;		/* the meter shows it */
+	int opened;		/* the remote open succeeded */
+	int failed;
+	u_int status;		/* the first error status of a read/write */
+	int write_errno;	/* download: the local write's error */
+	int mode;		/* a directory's final mode, or -1 */
+	TAILQ_ENTRY(xfer) tq;
+};
+TAILQ_HEAD(xfers, xfer);
+
+struct sftp_batch {
+	struct sftp_conn *conn;
+	int flags;
+	struct sftp_xfer_params params;
+	u_int max_files;
+	struct xfers queued;	/* in the order they were added */
+	struct xfers active;	/* started, in the same order */
+	struct xfers dirs;	/* to finish once their files are in */
+	u_int nqueued, nactive;
+	u_int nfiles, peak;	/* files added; most open at once */
+	struct xreqs reqs;	/* in flight, in the order sent */
+	uint64_t data_bytes;	/* what their reads and writes carry */
+	struct sftp_pipe *pipe;
+	struct sshbuf *msg;	/* what we send */
+	struct sshbuf *reply;	/* what we read ourselves */
+	u_char *data;		/* one upload request's data */
+	int failed;
+};
+
+static int
+batch_download(const struct sftp_batch *b)
+{
+	return (b->flags & SFTP_BATCH_DOWNLOAD) != 0;
+}
+
+static u_int
+batch_buflen(const struct sftp_batch *b)
+{
+	return batch_download(b) ? b->params.download_buflen :
+	    b->params.upload_buflen;
+}
+
+/* Files at once: what the server allows, and our own descriptors. */
+static u_int
+batch_max_files(const struct sftp_xfer_params *p)
+{
+	u_int n = SFTP_BATCH_MAX_FILES;
+#if defined(HAVE_GETRLIMIT) && defined(RLIMIT_NOFILE)
+	struct rlimit rlim;
+
+	if (getrlimit(RLIMIT_NOFILE, &rlim) != -1 &&
+	    rlim.rlim_cur != RLIM_INFINITY && rlim.rlim_cur < 2 * n + 64)
+		n = rlim.rlim_cur > 96 ? (rlim.rlim_cur - 64) / 2 : 16;
+#endif
+	if (!p->has_limits)
+		n = MINIMUM(n, SFTP_BATCH_SAFE_FILES);
+	else if (p->open_handles != 0)
+		n = MINIMUM(n, MAXIMUM(p->open_handles / 2, 1));
+	return n;
+}
+
+struct sftp_batch *
+sftp_batch_new(struct sftp_conn *conn, int flags)
+{
+	struct sftp_batch *b;
+
+	b = xcalloc(1, sizeof(*b));
+	b->conn = conn;
+	b->flags = flags;
+	sftp_xfer_params(conn, &b->params);
+	b->max_files = batch_max_files(&b->params);
+	TAILQ_INIT(&b->queued);
+	TAILQ_INIT(&b->active);
+	TAILQ_INIT(&b->dirs);
+	TAILQ_INIT(&b->reqs);
+	b->pipe = sftp_pipe_new(b->params.num_requests,
+	    b->params.fixed_requests ? 0 : batch_buflen(b));
+	if ((b->msg = sshbuf_new()) == NULL ||
+	    (b->reply = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	if (!batch_download(b))
+		b->data = xmalloc(b->params.upload_buflen);
+	debug_f("%s, up to %u files at once",
+	    batch_download(b) ? "download" : "upload", b->max_files);
+	sftp_set_batch(conn, b);
+	return b;
+}
+
+static void
+xfer_free(struct xfer *x)
+{
+	if (x == NULL)
+		return;
+	if (x->fd != -1)
+		close(x->fd);
+	free(x->src);
+	free(x->dst);
+	free(x->handle);
+	free(x);
+}
+
+void
+sftp_batch_free(struct sftp_batch *b)
+{
+	struct xfer *x;
+	struct xreq *q;
+
+	if (b == NULL)
+		return;
+	sftp_set_batch(b->conn, NULL);
+	while ((x = TAILQ_FIRST(&b->queued)) != NULL) {
+		TAILQ_REMOVE(&b->queued, x, tq);
+		xfer_free(x);
+	}
+	while ((x = TAILQ_FIRST(&b->active)) != NULL) {
+		TAILQ_REMOVE(&b->active, x, tq);
+		xfer_free(x);
+	}
+	while ((x = TAILQ_FIRST(&b->dirs)) != NULL) {
+		TAILQ_REMOVE(&b->dirs, x, tq);
+		xfer_free(x);
+	}
+	while ((q = TAILQ_FIRST(&b->reqs)) != NULL) {
+		TAILQ_REMOVE(&b->reqs, q, tq);
+		free(q);
+	}
+	sftp_pipe_free(b->pipe);
+	sshbuf_free(b->msg);
+	sshbuf_free(b->reply);
+	free(b->data);
+	free(b);
+}
+
+static struct xreq *
+req_new(struct sftp_batch *b, struct xfer *x, u_char type, uint64_t offset,
+    size_t len)
+{
+	struct xreq *q;
+
+	q = xcalloc(1, sizeof(*q));
+	q->id = sftp_next_id(b->conn);
+	q->type = type;
+	q->xfer = x;
+	q->offset = offset;
+	q->len = len;
+	TAILQ_INSERT_TAIL(&b->reqs, q, tq);
+	x->inflight++;
+	if (type == SSH2_FXP_READ || type == SSH2_FXP_WRITE) {
+		x->nreqs++;
+		/*
+		 * A read past the listed size is expected to find nothing.
+		 * A count the user gave counts requests.
+		 */
+		if (b->params.fixed_requests)
+			q->cost = 1;
+		else if (type == SSH2_FXP_READ && offset >= x->size)
+			q->cost = 0;
+		else
+			q->cost = len;
+		b->data_bytes += q->cost;
+	}
+	return q;
+}
+
+static void
+req_done(struct sftp_batch *b, struct xreq *q)
+{
+	TAILQ_REMOVE(&b->reqs, q, tq);
+	q->xfer->inflight--;
+	if (q->type == SSH2_FXP_READ || q->type == SSH2_FXP_WRITE) {
+		q->xfer->nreqs--;
+		b->data_bytes -= q->cost;
+	}
+	free(q);
+}
+
+/* Replies come mostly in order: look from the oldest request. */
+static struct xreq *
+req_find(struct sftp_batch *b, u_int id)
+{
+	struct xreq *q;
+
+	TAILQ_FOREACH(q, &b->reqs, tq) {
+		if (q->id == id)
+			return q;
+	}
+	return NULL;
+}
+
+static void
+send_handle_request(struct sftp_batch *b, struct xfer *x, u_char type,
+    const Attrib *a)
+{
+	struct xreq *q = req_new(b, x, type, 0, 0);
+	int r;
+
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, type)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_string(b->msg, x->handle, x->handle_len)) != 0 ||
+	    (a != NULL && (r = encode_attrib(b->msg, a)) != 0))
+		fatal_fr(r, "compose");
+	sftp_send_msg(b->conn, b->msg);
+	debug3("Sent message %u I:%u for \"%s\"", type, q->id, x->dst);
+}
+
+static void
+send_path_setstat(struct sftp_batch *b, struct xfer *x)
+{
+	struct xreq *q = req_new(b, x, SSH2_FXP_SETSTAT, 0, 0);
+	int r;
+
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_SETSTAT)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_cstring(b->msg, x->dst)) != 0 ||
+	    (r = encode_attrib(b->msg, &x->a)) != 0)
+		fatal_fr(r, "compose");
+	sftp_send_msg(b->conn, b->msg);
+}
+
+static void
+send_close(struct sftp_batch *b, struct xfer *x)
+{
+	send_handle_request(b, x, SSH2_FXP_CLOSE, NULL);
+	x->state = XFER_CLOSING;
+}
+
+static void
+xfer_fail(struct sftp_batch *b, struct xfer *x)
+{
+	x->failed = 1;
+	b->failed = 1;
+}
+
+/* The file is finished; report it as sftp_upload/sftp_download do. */
+static void
+xfer_done(struct sftp_batch *b, struct xfer *x)
+{
+	x->state = XFER_DONE;
+	if (x->fd != -1 && close(x->fd) == -1) {
+		error("close local \"%s\": %s",
+		    batch_download(b) ? x->dst : x->src, strerror(errno));
+		xfer_fail(b, x);
+	}
+	x->fd = -1;
+	if (!x->failed)
+		return;
+	if (batch_download(b))
+		error("Download of file %s to %s failed", x->src, x->dst);
+	else
+		error("upload \"%s\" to \"%s\" failed", x->src, x->dst);
+}
+
+/* Upload: open the local file and send the remote open. */
+static void
+start_upload(struct sftp_batch *b, struct xfer *x)
+{
+	struct stat sb;
+	struct xreq *q;
+	u_int openmode;
+	int r;
+
+	if ((x->fd = open(x->src, O_RDONLY)) == -1) {
+		error("open local \"%s\": %s", x->src, strerror(errno));
+		goto fail;
+	}
+	if (fstat(x->fd, &sb) == -1) {
+		error("fstat local \"%s\": %s", x->src, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		error("local \"%s\" is not a regular file", x->src);
+		goto fail;
+	}
+	stat_to_attrib(&sb, &x->a);
+	x->a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+	x->a.flags &= ~SSH2_FILEXFER_ATTR_UIDGID;
+	x->a.perm &= 0777;
+	if ((b->flags & SFTP_BATCH_PRESERVE) == 0)
+		x->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
+	x->size = sb.st_size;
+
+	openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
+	if ((b->flags & SFTP_BATCH_INPLACE) == 0)
+		openmode |= SSH2_FXF_TRUNC;
+	q = req_new(b, x, SSH2_FXP_OPEN, 0, 0);
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_OPEN)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_cstring(b->msg, x->dst)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, openmode)) != 0 ||
+	    (r = encode_attrib(b->msg, &x->a)) != 0)
+		fatal_fr(r, "compose dest open");
+	sftp_send_msg(b->conn, b->msg);
+	debug3("Sent dest message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
+	    q->id, x->dst, openmode);
+	x->state = XFER_OPENING;
+	return;
+ fail:
+	xfer_fail(b, x);
+	xfer_done(b, x);
+}
+
+/* Download: send the remote open; the local file opens on its reply. */
+static void
+start_download(struct sftp_batch *b, struct xfer *x)
+{
+	Attrib junk;
+	struct xreq *q;
+	int r;
+
+	if ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
+	    !S_ISREG(x->a.perm)) {
+		error("download %s: not a regular file", x->src);
+		xfer_fail(b, x);
+		xfer_done(b, x);
+		return;
+	}
+	x->size = (x->a.flags & SSH2_FILEXFER_ATTR_SIZE) ? x->a.size : 0;
+
+	attrib_clear(&junk);
+	q = req_new(b, x, SSH2_FXP_OPEN, 0, 0);
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_OPEN)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_cstring(b->msg, x->src)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, SSH2_FXF_READ)) != 0 ||
+	    (r = encode_attrib(b->msg, &junk)) != 0)
+		fatal_fr(r, "compose remote open");
+	sftp_send_msg(b->conn, b->msg);
+	debug3("Sent remote message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
+	    q->id, x->src, SSH2_FXF_READ);
+	x->state = XFER_OPENING;
+}
+
+/* Upload: the last write is sent; truncate, set attributes and close. */
+static void
+finish_upload(struct sftp_batch *b, struct xfer *x)
+{
+	Attrib t;
+
+	x->eof = 1;
+	if (b->flags & SFTP_BATCH_INPLACE) {
+		attrib_clear(&t);
+		t.flags = SSH2_FILEXFER_ATTR_SIZE;
+		t.size = x->offset;
+		debug("truncating at %llu", (unsigned long long)t.size);
+		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t);
+	}
+	if (b->flags & SFTP_BATCH_PRESERVE)
+		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &x->a);
+	send_close(b, x);
+}
+
+/* Upload: one write of the next part of the file. */
+static void
+send_write(struct sftp_batch *b, struct xfer *x)
+{
+	struct xreq *q;
+	ssize_t len;
+	int r;
+
+	if (interrupted || x->status != SSH2_FX_OK)
+		len = 0;
+	else do
+		len = read(x->fd, b->data, b->params.upload_buflen);
+	while (len == -1 &&
+	    (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK));
+	if (len == -1)
+		fatal("read local \"%s\": %s", x->src, strerror(errno));
+	if (len == 0) {
+		finish_upload(b, x);
+		return;
+	}
+	q = req_new(b, x, SSH2_FXP_WRITE, x->offset, len);
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_WRITE)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_string(b->msg, x->handle, x->handle_len)) != 0 ||
+	    (r = sshbuf_put_u64(b->msg, x->offset)) != 0 ||
+	    (r = sshbuf_put_string(b->msg, b->data, len)) != 0)
+		fatal_fr(r, "compose");
+	sftp_send_msg(b->conn, b->msg);
+	debug3("Sent message SSH2_FXP_WRITE I:%u O:%llu S:%zd",
+	    q->id, (unsigned long long)x->offset, len);
+	x->offset += len;
+}
+
+static void
+send_read(struct sftp_batch *b, struct xfer *x, uint64_t offset, size_t len)
+{
+	struct xreq *q = req_new(b, x, SSH2_FXP_READ, offset, len);
+	int r;
+
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_READ)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_string(b->msg, x->handle, x->handle_len)) != 0 ||
+	    (r = sshbuf_put_u64(b->msg, offset)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, len)) != 0)
+		fatal_fr(r, "compose");
+	sftp_send_msg(b->conn, b->msg);
+	debug3("Request range %llu -> %llu I:%u",
+	    (unsigned long long)offset,
+	    (unsigned long long)offset + len - 1, q->id);
+}
+
+/*
+ * Download: the next read.  Up to the listed size, reads of that size;
+ * past it, one read at a time until one finds the end of the file.
+ */
+static void
+send_next_read(struct sftp_batch *b, struct xfer *x)
+{
+	u_int buflen = b->params.download_buflen;
+
+	if (x->offset < x->size) {
+		buflen = MINIMUM(buflen, x->size - x->offset);
+		send_read(b, x, x->offset, buflen);
+		x->offset += buflen;
+		return;
+	}
+	send_read(b, x, x->offset, buflen);
+	x->offset += buflen;
+	x->probing = 1;
+}
+
+/* Whether the file can take another read or write now. */
+static int
+wants_data(struct sftp_batch *b, struct xfer *x)
+{
+	if (x->state != XFER_DATA || x->eof)
+		return 0;
+	if (batch_download(b))
+		return !x->probing;
+	return 1;
+}
+
+/* Download: every read is answered; close the remote file. */
+static void
+finish_download(struct sftp_batch *b, struct xfer *x)
+{
+	int err = x->failed || interrupted;
+
+	if ((b->flags & SFTP_BATCH_INPLACE) || err) {
+		if (!err)
+			x->highwater = x->maxack;
+		debug("truncating at %llu", (unsigned long long)x->highwater);
+		if (ftruncate(x->fd, x->highwater) == -1)
+			error("local ftruncate \"%s\": %s", x->dst,
+			    strerror(errno));
+	}
+	send_close(b, x);
+}
+
+/*
+ * The data in flight: as many bytes as the pipeline's requests of full
+ * size would carry, so that small files' requests are not counted as
+ * full ones; or the number of requests the user gave (-R).
+ */
+static uint64_t
+batch_budget(const struct sftp_batch *b)
+{
+	if (b->params.fixed_requests)
+		return sftp_pipe_limit(b->pipe);
+	return (uint64_t)sftp_pipe_limit(b->pipe) * batch_buflen(b);
+}
+
+/* Start files, then send data requests, oldest file first. */
+static void
+batch_fill(struct sftp_batch *b)
+{
+	struct xfer *x;
+
+	while (!interrupted && b->nactive < b->max_files &&
+	    (x = TAILQ_FIRST(&b->queued)) != NULL) {
+		TAILQ_REMOVE(&b->queued, x, tq);
+		b->nqueued--;
+		TAILQ_INSERT_TAIL(&b->active, x, tq);
+		b->nactive++;
+		b->peak = MAXIMUM(b->peak, b->nactive);
+		if (batch_download(b))
+			start_download(b, x);
+		else
+			start_upload(b, x);
+	}
+	TAILQ_FOREACH(x, &b->active, tq) {
+		while (b->data_bytes < batch_budget(b) &&
+		    wants_data(b, x)) {
+			if (batch_download(b)) {
+				if (interrupted) {
+					x->eof = 1;
+					break;
+				}
+				send_next_read(b, x);
+			} else
+				send_write(b, x);
+		}
+		if (b->data_bytes >= batch_budget(b))
+			break;
+	}
+	/* A download whose reads are all answered closes. */
+	TAILQ_FOREACH(x, &b->active, tq) {
+		if (batch_download(b) && x->state == XFER_DATA &&
+		    x->nreqs == 0 && (x->eof || interrupted))
+			finish_download(b, x);
+	}
+}
+
+/* The meter names a file by its last component, as sftp-client.c does. */
+static const char *
+meter_path(const char *path)
+{
+	const char *p;
+
+	if ((p = strrchr(path, '/')) == NULL || p[1] == '\0')
+		return path;
+	return p + 1;
+}
+
+/* Reap finished files at the head; the meter shows the oldest. */
+static void
+batch_reap(struct sftp_batch *b)
+{
+	struct xfer *x;
+
+	while ((x = TAILQ_FIRST(&b->active)) != NULL) {
+		if (showprogress && !x->metered && x->opened &&
+		    (!batch_download(b) || x->size != 0)) {
+			start_progress_meter(meter_path(x->src), x->size,
+			    &x->progress);
+			x->metered = 1;
+		}
+		if (x->state != XFER_DONE)
+			return;
+		if (x->metered)
+			stop_progress_meter();
+		TAILQ_REMOVE(&b->active, x, tq);
+		b->nactive--;
+		xfer_free(x);
+	}
+}
+
+static void
+track_ack(struct xfer *x, uint64_t offset, size_t len)
+{
+	/* As sftp_download(): the contiguous end, for truncation. */
+	if (x->maxack < offset + len)
+		x->maxack = offset + len;
+	if (!x->reordered && offset <= x->highwater)
+		x->highwater = x->maxack;
+	else if (!x->reordered && offset > x->highwater) {
+		debug3_f("server reordered replies");
+		x->reordered = 1;
+	}
+}
+
+static void
+got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
+{
+	int r;
+
+	if ((r = sshbuf_get_string(msg, &x->handle, &x->handle_len)) != 0)
+		fatal_fr(r, "parse handle");
+	x->opened = 1;
+	x->state = XFER_DATA;
+	if (!batch_download(b))
+		return;
+	x->fd = open(x->dst, O_WRONLY | O_CREAT |
+	    ((b->flags & SFTP_BATCH_INPLACE) ? 0 : O_TRUNC),
+	    ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
+	    x->a.perm & 0777 : 0666) | S_IWUSR);
+	if (x->fd == -1) {
+		error("open local \"%s\": %s", x->dst, strerror(errno));
+		xfer_fail(b, x);
+		x->opened = 0;
+		send_close(b, x);
+	}
+}
+
+static void
+got_status(struct sftp_batch *b, struct xreq *q, u_int status)
+{
+	struct xfer *x = q->xfer;
+
+	switch (q->type) {
+	case SSH2_FXP_OPEN:
+		error("%s open \"%s\": %s", batch_download(b) ?
+		    "remote" : "dest", batch_download(b) ? x->src : x->dst,
+		    fx2txt(status));
+		xfer_fail(b, x);
+		xfer_done(b, x);
+		break;
+	case SSH2_FXP_WRITE:
+		if (status != SSH2_FX_OK) {
+			if (x->status == SSH2_FX_OK)
+				error("write remote \"%s\": %s", x->dst,
+				    fx2txt(status));
+			x->status = status;
+			xfer_fail(b, x);
+			break;
+		}
+		x->progress += q->len;
+		sftp_pipe_reply(b->pipe, q->len);
+		track_ack(x, q->offset, q->len);
+		break;
+	case SSH2_FXP_READ:
+		if (status != SSH2_FX_EOF) {
+			if (x->status == SSH2_FX_OK)
+				error("read remote \"%s\" : %s", x->src,
+				    fx2txt(status));
+			x->status = status;
+			xfer_fail(b, x);
+		}
+		x->eof = 1;
+		break;
+	case SSH2_FXP_SETSTAT:
+		if (status != SSH2_FX_OK)
+			error("remote setstat \"%s\": %s", x->dst,
+			    fx2txt(status));
+		break;
+	case SSH2_FXP_FSETSTAT:
+		if (status != SSH2_FX_OK) {
+			error("remote fsetstat: %s", fx2txt(status));
+			xfer_fail(b, x);
+		}
+		break;
+	case SSH2_FXP_CLOSE:
+		if (status != SSH2_FX_OK) {
+			error("close remote: %s", fx2txt(status));
+			xfer_fail(b, x);
+		}
+		break;
+	default:
+		fatal_f("status for request type %u", q->type);
+	}
+}
+
+static void
+got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
+{
+	struct xfer *x = q->xfer;
+	u_char *data;
+	size_t len;
+	int r;
+
+	if (q->type != SSH2_FXP_READ)
+		fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
+		    SSH2_FXP_STATUS, SSH2_FXP_DATA);
+	if ((r = sshbuf_get_string(msg, &data, &len)) != 0)
+		fatal_fr(r, "parse data");
+	debug3("Received data %llu -> %llu",
+	    (unsigned long long)q->offset,
+	    (unsigned long long)q->offset + len - 1);
+	if (len > q->len)
+		fatal("Received more data than asked for %zu > %zu",
+		    len, q->len);
+	if (len == 0) {
+		if (x->seen_zerolen)
+			fatal_f("server sent zero data length");
+		x->seen_zerolen = 1;
+	}
+	sftp_pipe_reply(b->pipe, len);
+	if (q->offset >= x->size)
+		x->probing = 0;		/* it grew: look further */
+	if (x->write_errno == 0) {
+		if (lseek(x->fd, q->offset, SEEK_SET) == -1 ||
+		    atomicio(vwrite, x->fd, data, len) != len) {
+			x->write_errno = errno ? errno : EIO;
+			error("write local \"%s\": %s", x->dst,
+			    strerror(x->write_errno));
+			xfer_fail(b, x);
+			x->eof = 1;
+		} else
+			track_ack(x, q->offset, len);
+	}
+	x->progress += len;
+	free(data);
+	if (len < q->len && !x->eof) {
+		/* Ask again for the rest. */
+		debug3("Short data block, re-requesting %llu -> %llu",
+		    (unsigned long long)q->offset + len,
+		    (unsigned long long)q->offset + q->len - 1);
+		send_read(b, x, q->offset + len, q->len - len);
+	}
+}
+
+/* Download: set what -p keeps, as sftp_download() does. */
+static void
+download_done(struct sftp_batch *b, struct xfer *x)
+{
+	struct timeval tv[2];
+	mode_t mode;
+
+	if ((b->flags & SFTP_BATCH_PRESERVE) == 0)
+		return;
+	mode = (x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
+	    x->a.perm & 0777 : 0666;
+#ifdef HAVE_FCHMOD
+	if (fchmod(x->fd, mode) == -1)
+#else
+	if (chmod(x->dst, mode) == -1)
+#endif /* HAVE_FCHMOD */
+		error("local chmod \"%s\": %s", x->dst, strerror(errno));
+	if (x->a.flags & SSH2_FILEXFER_ATTR_ACMODTIME) {
+		tv[0].tv_sec = x->a.atime;
+		tv[1].tv_sec = x->a.mtime;
+		tv[0].tv_usec = tv[1].tv_usec = 0;
+		if (utimes(x->dst, tv) == -1)
+			error("local set times \"%s\": %s",
+			    x->dst, strerror(errno));
+	}
+}
+
+/* A file whose close is sent is done when every reply is in. */
+static void
+xfer_check(struct sftp_batch *b, struct xfer *x)
+{
+	if (x->state != XFER_CLOSING || x->inflight != 0)
+		return;
+	if (batch_download(b) && x->opened && !x->failed)
+		download_done(b, x);
+	xfer_done(b, x);
+}
+
+/*
+ * A reply: ours if its id is one of our requests in flight.  Called by
+ * get_msg() for every message while a batch exists; returns 0 for the
+ * replies of other requests, leaving msg as it was.
+ */
+int
+sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
+{
+	struct xreq *q;
+	struct xfer *x;
+	const u_char *p = sshbuf_ptr(msg);
+	u_char type;
+	u_int id, status;
+	int r;
+
+	if (sshbuf_len(msg) < 5)
+		return 0;
+	id = PEEK_U32(p + 1);
+	if ((q = req_find(b, id)) == NULL)
+		return 0;
+	if ((r = sshbuf_get_u8(msg, &type)) != 0 ||
+	    (r = sshbuf_get_u32(msg, &id)) != 0)
+		fatal_fr(r, "parse");
+	debug3("Received reply T:%u I:%u for \"%s\"", type, id,
+	    q->xfer->dst);
+	x = q->xfer;
+	switch (type) {
+	case SSH2_FXP_STATUS:
+		if ((r = sshbuf_get_u32(msg, &status)) != 0)
+			fatal_fr(r, "parse status");
+		got_status(b, q, status);
+		break;
+	case SSH2_FXP_HANDLE:
+		if (q->type != SSH2_FXP_OPEN)
+			fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
+			    SSH2_FXP_STATUS, type);
+		got_handle(b, x, msg);
+		break;
+	case SSH2_FXP_DATA:
+		got_data(b, q, msg);
+		break;
+	default:
+		fatal("Unexpected reply type %u to request %u", type, id);
+	}
+	req_done(b, q);
+	xfer_check(b, x);
+	batch_fill(b);
+	batch_reap(b);
+	return 1;
+}
+
+/* Send what can be sent, then wait for one of our replies. */
+static void
+batch_step(struct sftp_batch *b)
+{
+	batch_fill(b);
+	batch_reap(b);
+	if (TAILQ_EMPTY(&b->reqs))
+		return;
+	sftp_recv_msg(b->conn, b->reply);
+	if (!sftp_batch_reply(b, b->reply))
+		fatal("Unexpected reply to request %u",
+		    sshbuf_len(b->reply) >= 5 ?
+		    PEEK_U32(sshbuf_ptr(b->reply) + 1) : 0);
+}
+
+/*
+ * Add a file: for a download, with the attributes its directory listing
+ * gave.  Waits while too many files are queued.
+ */
+int
+sftp_batch_add(struct sftp_batch *b, const char *src, const char *dst,
+    const Attrib *a)
+{
+	struct xfer *x;
+
+	if (interrupted)
+		return -1;
+	x = xcalloc(1, sizeof(*x));
+	x->src = xstrdup(src);
+	x->dst = xstrdup(dst);
+	x->fd = -1;
+	x->state = XFER_QUEUED;
+	x->status = SSH2_FX_OK;
+	if (a != NULL)
+		x->a = *a;
+	else
+		attrib_clear(&x->a);
+	TAILQ_INSERT_TAIL(&b->queued, x, tq);
+	b->nqueued++;
+	b->nfiles++;
+	batch_fill(b);
+	while (b->nqueued > b->max_files && !interrupted)
+		batch_step(b);
+	return 0;
+}
+
+/*
+ * A directory to finish once every file is in: an upload sets a's
+ * attributes on it; a download sets its times (-p) and then its mode.
+ */
+void
+sftp_batch_dir(struct sftp_batch *b, const char *path, const Attrib *a,
+    int mode)
+{
+	struct xfer *x;
+
+	x = xcalloc(1, sizeof(*x));
+	x->src = xstrdup(path);
+	x->dst = xstrdup(path);
+	x->fd = -1;
+	x->a = *a;
+	x->mode = mode;
+	TAILQ_INSERT_TAIL(&b->dirs, x, tq);
+}
+
+static void
+local_dir_done(struct sftp_batch *b, struct xfer *x)
+{
+	struct timeval tv[2];
+
+	if ((b->flags & SFTP_BATCH_PRESERVE) &&
+	    (x->a.flags & SSH2_FILEXFER_ATTR_ACMODTIME)) {
+		tv[0].tv_sec = x->a.atime;
+		tv[1].tv_sec = x->a.mtime;
+		tv[0].tv_usec = tv[1].tv_usec = 0;
+		if (utimes(x->dst, tv) == -1)
+			error("local set times on \"%s\": %s",
+			    x->dst, strerror(errno));
+	} else if (b->flags & SFTP_BATCH_PRESERVE)
+		debug("Server did not send times for directory \"%s\"",
+		    x->dst);
+	if (x->mode != -1 && chmod(x->dst, x->mode) == -1)
+		error("local chmod directory \"%s\": %s", x->dst,
+		    strerror(errno));
+}
+
+/* Directories, innermost first: the order they were added in. */
+static void
+batch_dirs(struct sftp_batch *b)
+{
+	struct xfer *x;
+
+	TAILQ_FOREACH(x, &b->dirs, tq) {
+		if (batch_download(b)) {
+			local_dir_done(b, x);
+			continue;
+		}
+		debug2("Sending SSH2_FXP_SETSTAT \"%s\"", x->dst);
+		send_path_setstat(b, x);
+	}
+	while (!TAILQ_EMPTY(&b->reqs))
+		batch_step(b);
+}
+
+/* Wait for every file; -1 if any failed or was left by an interrupt. */
+int
+sftp_batch_finish(struct sftp_batch *b)
+{
+	struct xfer *x;
+
+	for (;;) {
+		batch_step(b);
+		if (TAILQ_EMPTY(&b->reqs) &&
+		    (interrupted || TAILQ_EMPTY(&b->queued)))
+			break;
+	}
+	batch_reap(b);
+	if ((x = TAILQ_FIRST(&b->active)) != NULL)
+		fatal_f("\"%s\" left unfinished", x->src);
+	batch_dirs(b);
+	debug_f("%u files, up to %u open at once", b->nfiles, b->peak);
+	if (!TAILQ_EMPTY(&b->queued) || interrupted)
+		b->failed = 1;
+	return b->failed ? -1 : 0;
+}
