@@ -16,9 +16,10 @@
 # fixes, make's refusal is checked and the release is then built with
 # OPENSSH_UNFIXED=yes (tests only).
 # Then regress/run-tests.sh runs SUITES (default: security basic interop
-# chachapoly mtaes none kexguess stats window sftppipe sftpbatch cross) with HPN_BUILD and
-# STOCK_BUILD on that release and HPN_PEER_BUILD on build/hpn (the window
-# suite without its long-round-trip part, HPN_WINDOW_LONG=no).
+# chachapoly mtaes none kexguess stats window sftppipe sftpbatch memory
+# cross) with HPN_BUILD and STOCK_BUILD on that release and
+# HPN_PEER_BUILD on build/hpn (the window suite without its
+# long-round-trip part, HPN_WINDOW_LONG=no).
 # OTHER_RELEASES (default: all of them) limits the run to the releases it
 # lists.  With SUITES=openssh
 # it runs OpenSSH's own regression suite on each (OPENSSH_TREE=stock for
@@ -29,7 +30,7 @@ set -u
 CUR="$1"
 DIR="${2:-}"
 MAKE="${MAKE:-make}"
-SUITES="${SUITES:-security basic interop chachapoly mtaes none kexguess stats window sftppipe sftpbatch cross}"
+SUITES="${SUITES:-security basic interop chachapoly mtaes none kexguess stats window sftppipe sftpbatch memory cross}"
 TOP=`pwd`
 RELEASES="$TOP/patches/releases"
 [ -f "$RELEASES" ] || { echo "check-releases: run me from the top directory" >&2; exit 2; }
