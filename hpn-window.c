@@ -254,8 +254,11 @@ rate_sample_before(struct hpn_window *hw, double t)
  * a loss is repaired also counts data that arrived before it.  The rate is
  * therefore the lower of the rates over the last two spans of at least
  * HPN_RATE_SPAN_MSEC and a minimum round trip: the span with the stall
- * before the repair counts less than arrived.  Called at most every
- * HPN_POLL_MSEC; each call takes a sample.  (TCP's own per-round-trip
+ * before the repair counts less than arrived.  A call takes a sample
+ * only if the last is HPN_POLL_MSEC old: a window that turns over calls
+ * this between polls, and at a hundred turnovers a second samples per
+ * call would leave the ring spanning less than the two spans a rate
+ * needs.  (TCP's own per-round-trip
  * measure, tcpi_rcv_space, is not used: it is the most the application
  * read in one round trip, which a burst of reads after a stall inflates
  * far past what the path carries.)
@@ -293,9 +296,13 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 		if (r2 < rate)
 			rate = r2;
 	}
-	hw->rate[hw->nrate % HPN_RATE_SAMPLES].t = now;
-	hw->rate[hw->nrate % HPN_RATE_SAMPLES].bytes = ti.tcpi_bytes_received;
-	hw->nrate++;
+	if (hw->nrate == 0 || now - hw->rate[(hw->nrate - 1) %
+	    HPN_RATE_SAMPLES].t >= HPN_POLL_MSEC / 1000.0) {
+		hw->rate[hw->nrate % HPN_RATE_SAMPLES].t = now;
+		hw->rate[hw->nrate % HPN_RATE_SAMPLES].bytes =
+		    ti.tcpi_bytes_received;
+		hw->nrate++;
+	}
 	*ratep = rate;
 	*lastp = last;
 	*rttp = ti.tcpi_min_rtt;
