@@ -199,7 +199,7 @@ errors() {
 				xfer $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
 				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
 				sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
-				    grep -v 'debug[0-9]:\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
+				    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
 				    LC_ALL=C sort \
 				    >"$TESTDIR/errors.$who"
 				tree_sig "$dst" >"$TESTDIR/sig.$who"
