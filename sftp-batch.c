@@ -374,14 +374,33 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 		error("upload \"%s\" to \"%s\" failed", x->src, x->dst);
 }
 
+/* Send the open of the remote file (tag "dest" or "remote", as send_open). */
+static void
+send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
+    const char *path, u_int openmode, const Attrib *a)
+{
+	struct xreq *q = req_new(b, x, SSH2_FXP_OPEN, 0, 0);
+	int r;
+
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_OPEN)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_cstring(b->msg, path)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, openmode)) != 0 ||
+	    (r = encode_attrib(b->msg, a)) != 0)
+		fatal_fr(r, "compose %s open", tag);
+	sftp_send_msg(b->conn, b->msg);
+	debug3("Sent %s message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
+	    tag, q->id, path, openmode);
+	x->state = XFER_OPENING;
+}
+
 /* Upload: open the local file and send the remote open. */
 static void
 start_upload(struct sftp_batch *b, struct xfer *x)
 {
 	struct stat sb;
-	struct xreq *q;
 	u_int openmode;
-	int r;
 
 	if ((x->fd = open(x->src, O_RDONLY)) == -1) {
 		error("open local \"%s\": %s", x->src, strerror(errno));
@@ -406,18 +425,7 @@ start_upload(struct sftp_batch *b, struct xfer *x)
 	openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
 	if ((b->flags & SFTP_BATCH_INPLACE) == 0)
 		openmode |= SSH2_FXF_TRUNC;
-	q = req_new(b, x, SSH2_FXP_OPEN, 0, 0);
-	sshbuf_reset(b->msg);
-	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_OPEN)) != 0 ||
-	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
-	    (r = sshbuf_put_cstring(b->msg, x->dst)) != 0 ||
-	    (r = sshbuf_put_u32(b->msg, openmode)) != 0 ||
-	    (r = encode_attrib(b->msg, &x->a)) != 0)
-		fatal_fr(r, "compose dest open");
-	sftp_send_msg(b->conn, b->msg);
-	debug3("Sent dest message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
-	    q->id, x->dst, openmode);
-	x->state = XFER_OPENING;
+	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
 	return;
  fail:
 	xfer_fail(b, x);
@@ -429,8 +437,6 @@ static void
 start_download(struct sftp_batch *b, struct xfer *x)
 {
 	Attrib junk;
-	struct xreq *q;
-	int r;
 
 	if ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
 	    !S_ISREG(x->a.perm)) {
@@ -441,19 +447,8 @@ start_download(struct sftp_batch *b, struct xfer *x)
 	}
 	x->size = (x->a.flags & SSH2_FILEXFER_ATTR_SIZE) ? x->a.size : 0;
 
-	attrib_clear(&junk);
-	q = req_new(b, x, SSH2_FXP_OPEN, 0, 0);
-	sshbuf_reset(b->msg);
-	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_OPEN)) != 0 ||
-	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
-	    (r = sshbuf_put_cstring(b->msg, x->src)) != 0 ||
-	    (r = sshbuf_put_u32(b->msg, SSH2_FXF_READ)) != 0 ||
-	    (r = encode_attrib(b->msg, &junk)) != 0)
-		fatal_fr(r, "compose remote open");
-	sftp_send_msg(b->conn, b->msg);
-	debug3("Sent remote message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
-	    q->id, x->src, SSH2_FXF_READ);
-	x->state = XFER_OPENING;
+	attrib_clear(&junk);	/* send empty attributes */
+	send_open_request(b, x, "remote", x->src, SSH2_FXF_READ, &junk);
 }
 
 /* Upload: the last write is sent; truncate, set attributes and close. */

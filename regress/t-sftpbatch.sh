@@ -135,6 +135,14 @@ xfer() {
 	echo $? >"$TESTDIR/rc"
 }
 
+# build_of WHO: the build of the patched (hpn) or unpatched (stock) client.
+build_of() {
+	case $1 in
+	hpn)	echo "$HPN_BUILD" ;;
+	stock)	echo "$STOCK_BUILD" ;;
+	esac
+}
+
 # copies PREFIX: scp and sftp, up and down with -p, against the server
 # of $SSH_CONFIG.  Symlinks: scp follows them, sftp skips them (as the
 # unpatched scp and sftp do); the unpatched client's copy of the same
@@ -144,10 +152,7 @@ copies() {
 		for dir in up down; do
 			n="$1-$prog-$dir"
 			for who in hpn stock; do
-				case $who in
-				hpn)	b="$HPN_BUILD" ;;
-				stock)	b="$STOCK_BUILD" ;;
-				esac
+				b=`build_of $who`
 				rm -rf "$TESTDIR/$n.$who"
 				xfer $prog $dir "$b" "$TESTDIR/$n.$who" \
 				    "$TESTDIR/log.$n.$who" -p
@@ -188,10 +193,7 @@ errors() {
 			n="$1-$prog-$dir-errors"
 			dst="$TESTDIR/errdst"
 			for who in hpn stock; do
-				case $who in
-				hpn)	b="$HPN_BUILD" ;;
-				stock)	b="$STOCK_BUILD" ;;
-				esac
+				b=`build_of $who`
 				rm -rf "$dst"
 				# An existing destination gets the tree as src/.
 				mkdir -p "$dst/src/f.4" "$dst/src/a/f.5" \
