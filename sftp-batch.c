@@ -42,6 +42,11 @@
  * The replies of other requests sent while the batch runs (sftp_mkdir(),
  * sftp_readdir() of the next directory) pass through get_msg(), which
  * hands ours to sftp_batch_reply().
+ *
+ * scp and sftp give one batch several arguments (scp a b host:, a glob
+ * of sftp's put or get).  Lines for the user ("Uploading", "Entering")
+ * and an argument's failure line are notes queued between the files, so
+ * they come in the order a copy one file at a time gives them.
  */
 
 #include "includes.h"
@@ -70,6 +75,7 @@
 #include "sshbuf.h"
 #include "ssherr.h"
 #include "progressmeter.h"
+#include "utf8.h"
 #include "sftp.h"
 #include "sftp-common.h"
 #include "sftp-client.h"
@@ -81,6 +87,7 @@ extern int showprogress;
 
 enum xfer_state {
 	XFER_QUEUED,		/* not started */
+	XFER_STATING,		/* download of a named file: stat sent */
 	XFER_OPENING,		/* open sent */
 	XFER_DATA,		/* reads or writes under way */
 	XFER_CLOSING,		/* close sent */
@@ -88,6 +95,18 @@ enum xfer_state {
 };
 
 struct xfer;
+
+/* A file or directory the user named (sftp_batch_arg()). */
+struct xarg {
+	char *failmsg;		/* logged once its files are in, if any failed */
+	int failed;
+	TAILQ_ENTRY(xarg) tq;
+};
+TAILQ_HEAD(xargs, xarg);
+
+/* Entries of the queue that are not files. */
+#define NOTE_SAY	1	/* print src when its turn comes */
+#define NOTE_END	2	/* the end of an argument */
 
 /* A request in flight. */
 struct xreq {
@@ -101,8 +120,10 @@ struct xreq {
 };
 TAILQ_HEAD(xreqs, xreq);
 
-/* A file. */
+/* A file, or a note (NOTE_*) in the queue between files. */
 struct xfer {
+	int note;
+	struct xarg *arg;	/* the argument it belongs to, if any */
 	char *src, *dst;
 	Attrib a;		/* upload: what to set; download: the remote's */
 	enum xfer_state state;
@@ -122,6 +143,8 @@ struct xfer {
 	int eof;		/* no more data to request */
 	int metered;		/* the meter shows it */
 	int opened;		/* the remote open succeeded */
+	int named;		/* named by the user, not found in a directory */
+	int stat_needed;	/* download: no attributes from a listing */
 	int failed;
 	u_int status;		/* the first error status of a read/write */
 	int write_errno;	/* download: the local write's error */
@@ -138,6 +161,8 @@ struct sftp_batch {
 	struct xfers queued;	/* in the order they were added */
 	struct xfers active;	/* started, in the same order */
 	struct xfers dirs;	/* to finish once their files are in */
+	struct xargs args;	/* the arguments so far */
+	struct xarg *arg;	/* the current one, or NULL */
 	u_int nqueued, nactive;
 	u_int nfiles, peak;	/* files added; most open at once */
 	struct xreqs reqs;	/* in flight, in the order sent */
@@ -194,6 +219,7 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 	TAILQ_INIT(&b->queued);
 	TAILQ_INIT(&b->active);
 	TAILQ_INIT(&b->dirs);
+	TAILQ_INIT(&b->args);
 	TAILQ_INIT(&b->reqs);
 	b->pipe = sftp_pipe_new(b->params.num_requests,
 	    b->params.fixed_requests ? 0 : batch_buflen(b));
@@ -226,6 +252,7 @@ sftp_batch_free(struct sftp_batch *b)
 {
 	struct xfer *x;
 	struct xreq *q;
+	struct xarg *arg;
 
 	if (b == NULL)
 		return;
@@ -245,6 +272,11 @@ sftp_batch_free(struct sftp_batch *b)
 	while ((q = TAILQ_FIRST(&b->reqs)) != NULL) {
 		TAILQ_REMOVE(&b->reqs, q, tq);
 		free(q);
+	}
+	while ((arg = TAILQ_FIRST(&b->args)) != NULL) {
+		TAILQ_REMOVE(&b->args, arg, tq);
+		free(arg->failmsg);
+		free(arg);
 	}
 	sftp_pipe_free(b->pipe);
 	sshbuf_free(b->msg);
@@ -353,9 +385,14 @@ xfer_fail(struct sftp_batch *b, struct xfer *x)
 {
 	x->failed = 1;
 	b->failed = 1;
+	if (x->arg != NULL)
+		x->arg->failed = 1;
 }
 
-/* The file is finished; report it as sftp_upload/sftp_download do. */
+/*
+ * The file is finished; report it as sftp_upload/sftp_download do, and a
+ * file of a directory as upload_dir/download_dir do.
+ */
 static void
 xfer_done(struct sftp_batch *b, struct xfer *x)
 {
@@ -366,7 +403,7 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 		xfer_fail(b, x);
 	}
 	x->fd = -1;
-	if (!x->failed)
+	if (!x->failed || x->named)
 		return;
 	if (batch_download(b))
 		error("Download of file %s to %s failed", x->src, x->dst);
@@ -432,12 +469,35 @@ start_upload(struct sftp_batch *b, struct xfer *x)
 	xfer_done(b, x);
 }
 
+/* Download of a file the user named: its attributes first, as a listing's. */
+static void
+send_stat(struct sftp_batch *b, struct xfer *x)
+{
+	u_char type = sftp_proto_version(b->conn) == 0 ?
+	    SSH2_FXP_STAT_VERSION_0 : SSH2_FXP_STAT;
+	struct xreq *q = req_new(b, x, type, 0, 0);
+	int r;
+
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, type)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_cstring(b->msg, x->src)) != 0)
+		fatal_fr(r, "compose");
+	sftp_send_msg(b->conn, b->msg);
+	debug2("Sending SSH2_FXP_STAT \"%s\"", x->src);
+	x->state = XFER_STATING;
+}
+
 /* Download: send the remote open; the local file opens on its reply. */
 static void
 start_download(struct sftp_batch *b, struct xfer *x)
 {
 	Attrib junk;
 
+	if (x->stat_needed) {
+		send_stat(b, x);
+		return;
+	}
 	if ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
 	    !S_ISREG(x->a.perm)) {
 		error("download %s: not a regular file", x->src);
@@ -590,11 +650,16 @@ batch_fill(struct sftp_batch *b)
 {
 	struct xfer *x;
 
-	while (!interrupted && b->nactive < b->max_files &&
-	    (x = TAILQ_FIRST(&b->queued)) != NULL) {
+	while (!interrupted && (x = TAILQ_FIRST(&b->queued)) != NULL) {
+		if (x->note == 0 && b->nactive >= b->max_files)
+			break;
 		TAILQ_REMOVE(&b->queued, x, tq);
-		b->nqueued--;
 		TAILQ_INSERT_TAIL(&b->active, x, tq);
+		if (x->note != 0) {
+			x->state = XFER_DONE;
+			continue;
+		}
+		b->nqueued--;
 		b->nactive++;
 		b->peak = MAXIMUM(b->peak, b->nactive);
 		if (batch_download(b))
@@ -636,6 +701,16 @@ meter_path(const char *path)
 	return p + 1;
 }
 
+/* A note's turn: everything queued before it is done. */
+static void
+note_print(struct xfer *x)
+{
+	if (x->note == NOTE_SAY)
+		mprintf("%s\n", x->src);
+	else if (x->note == NOTE_END && x->arg->failed)
+		error("%s", x->arg->failmsg);
+}
+
 /* Reap finished files at the head; the meter shows the oldest. */
 static void
 batch_reap(struct sftp_batch *b)
@@ -643,6 +718,12 @@ batch_reap(struct sftp_batch *b)
 	struct xfer *x;
 
 	while ((x = TAILQ_FIRST(&b->active)) != NULL) {
+		if (x->note != 0) {
+			note_print(x);
+			TAILQ_REMOVE(&b->active, x, tq);
+			xfer_free(x);
+			continue;
+		}
 		if (showprogress && !x->metered && x->opened &&
 		    (!batch_download(b) || x->size != 0)) {
 			start_progress_meter(meter_path(x->src), x->size,
@@ -697,11 +778,32 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 }
 
 static void
+got_attrs(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
+{
+	int r;
+
+	if ((r = decode_attrib(msg, &x->a)) != 0) {
+		error_fr(r, "decode_attrib");
+		xfer_fail(b, x);
+		xfer_done(b, x);
+		return;
+	}
+	x->stat_needed = 0;
+	start_download(b, x);
+}
+
+static void
 got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 {
 	struct xfer *x = q->xfer;
 
 	switch (q->type) {
+	case SSH2_FXP_STAT_VERSION_0:
+	case SSH2_FXP_STAT:
+		error("stat remote: %s", fx2txt(status));
+		xfer_fail(b, x);
+		xfer_done(b, x);
+		break;
 	case SSH2_FXP_OPEN:
 		error("%s open \"%s\": %s", batch_download(b) ?
 		    "remote" : "dest", batch_download(b) ? x->src : x->dst,
@@ -879,6 +981,13 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 			    SSH2_FXP_STATUS, type);
 		got_handle(b, x, msg);
 		break;
+	case SSH2_FXP_ATTRS:
+		if (q->type != SSH2_FXP_STAT &&
+		    q->type != SSH2_FXP_STAT_VERSION_0)
+			fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
+			    SSH2_FXP_STATUS, type);
+		got_attrs(b, x, msg);
+		break;
 	case SSH2_FXP_DATA:
 		got_data(b, q, msg);
 		break;
@@ -907,10 +1016,37 @@ batch_step(struct sftp_batch *b)
 		    PEEK_U32(sshbuf_ptr(b->reply) + 1) : 0);
 }
 
-/*
- * Add a file: for a download, with the attributes its directory listing
- * gave.  Waits while too many files are queued.
- */
+static struct xfer *
+xfer_new(struct sftp_batch *b, const char *src, const char *dst)
+{
+	struct xfer *x;
+
+	x = xcalloc(1, sizeof(*x));
+	x->arg = b->arg;
+	x->src = src == NULL ? NULL : xstrdup(src);
+	x->dst = dst == NULL ? NULL : xstrdup(dst);
+	x->fd = -1;
+	x->state = XFER_QUEUED;
+	x->status = SSH2_FX_OK;
+	attrib_clear(&x->a);
+	return x;
+}
+
+/* Queue a file; wait while too many files are queued. */
+static int
+batch_add(struct sftp_batch *b, struct xfer *x)
+{
+	TAILQ_INSERT_TAIL(&b->queued, x, tq);
+	b->nqueued++;
+	b->nfiles++;
+	batch_fill(b);
+	batch_reap(b);
+	while (b->nqueued > b->max_files && !interrupted)
+		batch_step(b);
+	return 0;
+}
+
+/* Add a file of a directory, with the attributes its listing gave. */
 int
 sftp_batch_add(struct sftp_batch *b, const char *src, const char *dst,
     const Attrib *a)
@@ -919,23 +1055,89 @@ sftp_batch_add(struct sftp_batch *b, const char *src, const char *dst,
 
 	if (interrupted)
 		return -1;
-	x = xcalloc(1, sizeof(*x));
-	x->src = xstrdup(src);
-	x->dst = xstrdup(dst);
-	x->fd = -1;
-	x->state = XFER_QUEUED;
-	x->status = SSH2_FX_OK;
+	x = xfer_new(b, src, dst);
 	if (a != NULL)
 		x->a = *a;
-	else
-		attrib_clear(&x->a);
+	return batch_add(b, x);
+}
+
+/*
+ * Add a file the user named: a download stats it first.  Its errors are
+ * those of sftp_upload() and sftp_download().
+ */
+int
+sftp_batch_file(struct sftp_batch *b, const char *src, const char *dst)
+{
+	struct xfer *x;
+
+	if (interrupted)
+		return -1;
+	x = xfer_new(b, src, dst);
+	x->named = 1;
+	x->stat_needed = batch_download(b);
+	return batch_add(b, x);
+}
+
+static void
+note_add(struct sftp_batch *b, int note, const char *say)
+{
+	struct xfer *x = xfer_new(b, say, NULL);
+
+	x->note = note;
 	TAILQ_INSERT_TAIL(&b->queued, x, tq);
-	b->nqueued++;
-	b->nfiles++;
 	batch_fill(b);
-	while (b->nqueued > b->max_files && !interrupted)
-		batch_step(b);
-	return 0;
+	batch_reap(b);
+}
+
+static void
+batch_arg_end(struct sftp_batch *b)
+{
+	if (b->arg != NULL)
+		note_add(b, NOTE_END, NULL);
+	b->arg = NULL;
+}
+
+/*
+ * A line for standard output, printed when everything added before it
+ * is done: "Uploading", "Entering" and the like come between the
+ * progress meter's lines of the files before and after it.
+ */
+void
+sftp_batch_say(struct sftp_batch *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	xvasprintf(&line, fmt, ap);
+	va_end(ap);
+	note_add(b, NOTE_SAY, line);
+	free(line);
+}
+
+/*
+ * What is added from now on is one argument of the user's: failmsg is
+ * logged once its last file is done, if any of them failed.
+ */
+void
+sftp_batch_arg(struct sftp_batch *b, const char *failmsg)
+{
+	struct xarg *arg;
+
+	batch_arg_end(b);
+	arg = xcalloc(1, sizeof(*arg));
+	arg->failmsg = xstrdup(failmsg);
+	TAILQ_INSERT_TAIL(&b->args, arg, tq);
+	b->arg = arg;
+}
+
+/* The current argument failed outside the batch. */
+void
+sftp_batch_arg_failed(struct sftp_batch *b)
+{
+	b->failed = 1;
+	if (b->arg != NULL)
+		b->arg->failed = 1;
 }
 
 /*
@@ -1002,6 +1204,7 @@ sftp_batch_finish(struct sftp_batch *b)
 {
 	struct xfer *x;
 
+	batch_arg_end(b);
 	for (;;) {
 		batch_step(b);
 		if (TAILQ_EMPTY(&b->reqs) &&

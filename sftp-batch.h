@@ -22,7 +22,8 @@
  * connection, several at once: the open, data, setstat and close
  * requests of later files are sent while earlier files are still being
  * transferred.  sftp_upload_dir() and sftp_download_dir() use one for a
- * whole tree.
+ * whole tree, or the one already set on the connection: scp and sftp
+ * open one for several arguments.
  *
  * Files open at once: at most SFTP_BATCH_MAX_FILES, at most half of what
  * the server's limits extension allows, and SFTP_BATCH_SAFE_FILES when
@@ -43,6 +44,11 @@ struct sshbuf;
 struct sftp_batch *sftp_batch_new(struct sftp_conn *, int);
 int	sftp_batch_add(struct sftp_batch *, const char *, const char *,
     const Attrib *);
+int	sftp_batch_file(struct sftp_batch *, const char *, const char *);
+void	sftp_batch_say(struct sftp_batch *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+void	sftp_batch_arg(struct sftp_batch *, const char *);
+void	sftp_batch_arg_failed(struct sftp_batch *);
 void	sftp_batch_dir(struct sftp_batch *, const char *, const Attrib *, int);
 int	sftp_batch_finish(struct sftp_batch *);
 void	sftp_batch_free(struct sftp_batch *);

@@ -13,6 +13,9 @@
 #   Errors: destination names that are directories make some files fail:
 #   the same messages as the unpatched client, the other files copied,
 #   a non-zero exit status.
+#   The tree's top-level entries as separate arguments (scp's sources, a
+#   glob for sftp's put and get and scp's download): the same, and the
+#   same lines on sftp's output.
 #   An interrupt (SIGINT to sftp) mid-transfer: every handle closed before
 #   the session ends (internal-sftp logs none "forced").
 
@@ -108,7 +111,8 @@ tree_sig "$SRC" >"$TESTDIR/sig.src"
 
 # xfer PROG DIR BUILD DST LOG [FLAG...]: PROG (scp or sftp) of BUILD copies
 # $SRC up (to DST on the server) or down (from it to DST) with -r and
-# FLAGs; the exit status in $TESTDIR/rc.
+# FLAGs; the exit status in $TESTDIR/rc, sftp's output (-N: with its
+# "Uploading", "Entering" lines) in LOG.out.
 xfer() {
 	_p="$1"
 	_d="$2"
@@ -128,11 +132,57 @@ xfer() {
 	sftp/*)
 		[ $_d = up ] && _c=put || _c=get
 		echo "$_c -r $* $SRC $_dst" >"$TESTDIR/batch"
-		"$_b/sftp" -v -S "$_b/ssh" -F "$SSH_CONFIG" \
-		    -b "$TESTDIR/batch" hpntest >/dev/null 2>"$_log"
+		"$_b/sftp" -v -N -S "$_b/ssh" -F "$SSH_CONFIG" \
+		    -b "$TESTDIR/batch" hpntest >"$_log.out" 2>"$_log"
 		;;
 	esac
 	echo $? >"$TESTDIR/rc"
+}
+
+# xfer_args PROG DIR BUILD DST LOG [FLAG...]: as xfer, but the tree's
+# top-level entries as separate arguments: a shell glob for scp's upload,
+# a remote one for its download and for sftp's put and get.  DST is made
+# first (sftp needs it; scp would make it).
+xfer_args() {
+	_p="$1"
+	_d="$2"
+	_b="$3"
+	_dst="$4"
+	_log="$5"
+	shift 5
+	mkdir -p "$_dst"
+	case $_p/$_d in
+	scp/up)
+		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" "$SRC"/* \
+		    "hpntest:$_dst" 2>"$_log"
+		;;
+	scp/down)
+		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" \
+		    "hpntest:$SRC/*" "$_dst" 2>"$_log"
+		;;
+	sftp/*)
+		[ $_d = up ] && _c=put || _c=get
+		echo "$_c -r $* $SRC/* $_dst" >"$TESTDIR/batch"
+		"$_b/sftp" -v -N -S "$_b/ssh" -F "$SSH_CONFIG" \
+		    -b "$TESTDIR/batch" hpntest >"$_log.out" 2>"$_log"
+		;;
+	esac
+	echo $? >"$TESTDIR/rc"
+}
+
+# same_lines NAME N: sftp printed the same lines, in the same order, for
+# the patched client's copy N.hpn as for the unpatched one's N.stock.
+same_lines() {
+	sed "s|$2\.stock|$2.hpn|" "$TESTDIR/log.$2.stock.out" \
+	    >"$TESTDIR/want.out"
+	if grep -q '^Entering \|^Retrieving \|^Uploading \|^Fetching ' \
+	    "$TESTDIR/want.out" &&
+	    cmp -s "$TESTDIR/want.out" "$TESTDIR/log.$2.hpn.out"; then
+		pass "$1"
+	else
+		fail "$1" "`diff "$TESTDIR/want.out" "$TESTDIR/log.$2.hpn.out" |
+		    grep '^[<>]' | head -n 2 | tr '\n' ' '`"
+	fi
 }
 
 # build_of WHO: the build of the patched (hpn) or unpatched (stock) client.
@@ -166,6 +216,9 @@ copies() {
 			fi
 			tree_sig "$TESTDIR/$n.stock" times >"$TESTDIR/sig.stock"
 			check_tree "$n" "$TESTDIR/sig.stock" "$TESTDIR/$n.hpn" times
+			if [ $prog = sftp ]; then
+				same_lines "$n-lines" "$n"
+			fi
 			if [ $prog = scp ]; then
 				# Followed, the symlink is a copy of s.4096.
 				f=`sed -n 's|^\./s\.4096 ||p' \
@@ -230,12 +283,75 @@ errors() {
 	done
 }
 
+# args PREFIX: the tree's top-level files and directories as separate
+# arguments (scp a b c host:, sftp put/get of a glob), -p: the same tree
+# as the unpatched client's, several files open at once, and for sftp
+# the same "Uploading"/"Fetching" lines in the same order.  Then into a
+# destination where some of the names are directories already: the same
+# error lines (scp's "failed to upload ..." once per argument), the same
+# files copied, the same non-zero exit status.
+args() {
+	for prog in scp sftp; do
+		for dir in up down; do
+			n="$1-$prog-$dir-args"
+			for who in hpn stock; do
+				b=`build_of $who`
+				rm -rf "$TESTDIR/$n.$who"
+				xfer_args $prog $dir "$b" "$TESTDIR/$n.$who" \
+				    "$TESTDIR/log.$n.$who" -p
+				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
+			done
+			rc=`cat "$TESTDIR/rc.hpn"`
+			check "$n-status" test "$rc" -eq 0
+			tree_sig "$TESTDIR/$n.stock" times >"$TESTDIR/sig.stock"
+			check_tree "$n" "$TESTDIR/sig.stock" "$TESTDIR/$n.hpn" times
+			peak_open "$n-concurrent" "$TESTDIR/log.$n.hpn" 8
+			if [ $prog = sftp ]; then
+				same_lines "$n-lines" "$n"
+			fi
+			rm -rf "$TESTDIR/$n.hpn" "$TESTDIR/$n.stock"
+
+			n="$1-$prog-$dir-args-errors"
+			dst="$TESTDIR/errdst"
+			for who in hpn stock; do
+				b=`build_of $who`
+				rm -rf "$dst"
+				mkdir -p "$dst/f.4" "$dst/s.1/x" "$dst/a/f.5"
+				xfer_args $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
+				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
+				sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
+				    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving' |
+				    LC_ALL=C sort \
+				    >"$TESTDIR/errors.$who"
+				tree_sig "$dst" >"$TESTDIR/sig.$who"
+			done
+			rc=`cat "$TESTDIR/rc.hpn"`
+			check "$n-status" test "$rc" -ne 0 -a \
+			    "$rc" = "`cat "$TESTDIR/rc.stock"`"
+			if grep -q 's\.1' "$TESTDIR/errors.hpn" &&
+			    grep -q 'f\.5' "$TESTDIR/errors.hpn" &&
+			    cmp -s "$TESTDIR/errors.hpn" "$TESTDIR/errors.stock"
+			then
+				pass "$n-messages"
+			else
+				fail "$n-messages" "`diff "$TESTDIR/errors.stock" \
+				    "$TESTDIR/errors.hpn" | grep '^[<>]' |
+				    head -n 2 | tr '\n' ' '`"
+			fi
+			check "$n-others" cmp -s "$TESTDIR/sig.stock" \
+			    "$TESTDIR/sig.hpn"
+			rm -rf "$dst"
+		done
+	done
+}
+
 # --- Our sshd, on loopback.
 start_sshd lo hpn
 copies lo
 peak_open lo-scp-up-concurrent "$TESTDIR/log.lo-scp-up.hpn" 8
 peak_open lo-sftp-down-concurrent "$TESTDIR/log.lo-sftp-down.hpn" 8
 errors lo
+args lo
 stop_sshd
 
 # --- Debian's sshd and sftp-server.
