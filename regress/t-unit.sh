@@ -10,6 +10,9 @@
 #   regress/unit/test_progressmeter.c with a fake clock, linked with the
 #   patched libssh.a) on a pseudo-terminal, fed rates above 2 GiB/s:
 #   plain, and with ASan + UBSan.
+# - scp/sftp's request pipeline (sftp-pipeline.c, compiled into
+#   regress/unit/test_sftp_pipeline.c with a fake clock) on simulated
+#   paths: plain, and with ASan + UBSan.
 # - Poly1305 from libcrypto (poly1305-evp.c) against RFC 8439 and OpenSSH's
 #   portable code, and chachapoly_crypt() from the patched libssh against
 #   the construction (regress/unit/test_poly1305.c): plain, and with
@@ -101,6 +104,21 @@ if [ -f "$HPN_BUILD/libssh.a" ]; then
 	variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV
 else
 	fail meter-build "no libssh.a in $HPN_BUILD: run make first"
+fi
+
+# The scp/sftp request pipeline.
+PROG=test_sftp_pipeline
+TAG=pipeline-
+SRC="$HPN_TOP/regress/unit/test_sftp_pipeline.c"
+LIBS="$LIBS -lm"
+if [ ! -f "$HPN_BUILD/sftp-pipeline.c" ]; then
+	skip pipeline "the tree under test has no sftp-pipeline.c"
+elif [ -f "$HPN_BUILD/libssh.a" ]; then
+	variant plain "-O2 -g"
+	# shellcheck disable=SC2086
+	variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV
+else
+	fail pipeline-build "no libssh.a in $HPN_BUILD: run make first"
 fi
 
 # Poly1305.
