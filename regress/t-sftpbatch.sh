@@ -112,7 +112,10 @@ tree_sig "$SRC" >"$TESTDIR/sig.src"
 # xfer PROG DIR BUILD DST LOG [FLAG...]: PROG (scp or sftp) of BUILD copies
 # $SRC up (to DST on the server) or down (from it to DST) with -r and
 # FLAGs; the exit status in $TESTDIR/rc, sftp's output (-N: with its
-# "Uploading", "Entering" lines) in LOG.out.
+# "Uploading", "Entering" lines) in LOG.out.  With ARGS=yes, the tree's
+# top-level entries go as separate arguments: a shell glob for scp's
+# upload, a remote one for its download and for sftp's put and get; DST
+# is made first (sftp needs it; scp would make it).
 xfer() {
 	_p="$1"
 	_d="$2"
@@ -120,49 +123,24 @@ xfer() {
 	_dst="$4"
 	_log="$5"
 	shift 5
+	_src="$SRC"
+	if [ "${ARGS:-no}" = yes ]; then
+		_src="$SRC/*"
+		mkdir -p "$_dst"
+	fi
 	case $_p/$_d in
 	scp/up)
-		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" "$SRC" \
+		# shellcheck disable=SC2086
+		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" $_src \
 		    "hpntest:$_dst" 2>"$_log"
 		;;
 	scp/down)
 		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" \
-		    "hpntest:$SRC" "$_dst" 2>"$_log"
+		    "hpntest:$_src" "$_dst" 2>"$_log"
 		;;
 	sftp/*)
 		[ $_d = up ] && _c=put || _c=get
-		echo "$_c -r $* $SRC $_dst" >"$TESTDIR/batch"
-		"$_b/sftp" -v -N -S "$_b/ssh" -F "$SSH_CONFIG" \
-		    -b "$TESTDIR/batch" hpntest >"$_log.out" 2>"$_log"
-		;;
-	esac
-	echo $? >"$TESTDIR/rc"
-}
-
-# xfer_args PROG DIR BUILD DST LOG [FLAG...]: as xfer, but the tree's
-# top-level entries as separate arguments: a shell glob for scp's upload,
-# a remote one for its download and for sftp's put and get.  DST is made
-# first (sftp needs it; scp would make it).
-xfer_args() {
-	_p="$1"
-	_d="$2"
-	_b="$3"
-	_dst="$4"
-	_log="$5"
-	shift 5
-	mkdir -p "$_dst"
-	case $_p/$_d in
-	scp/up)
-		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" "$SRC"/* \
-		    "hpntest:$_dst" 2>"$_log"
-		;;
-	scp/down)
-		"$_b/scp" -r "$@" -v -S "$_b/ssh" -F "$SSH_CONFIG" \
-		    "hpntest:$SRC/*" "$_dst" 2>"$_log"
-		;;
-	sftp/*)
-		[ $_d = up ] && _c=put || _c=get
-		echo "$_c -r $* $SRC/* $_dst" >"$TESTDIR/batch"
+		echo "$_c -r $* $_src $_dst" >"$TESTDIR/batch"
 		"$_b/sftp" -v -N -S "$_b/ssh" -F "$SSH_CONFIG" \
 		    -b "$TESTDIR/batch" hpntest >"$_log.out" 2>"$_log"
 		;;
@@ -291,13 +269,14 @@ errors() {
 # error lines (scp's "failed to upload ..." once per argument), the same
 # files copied, the same non-zero exit status.
 args() {
+	ARGS=yes
 	for prog in scp sftp; do
 		for dir in up down; do
 			n="$1-$prog-$dir-args"
 			for who in hpn stock; do
 				b=`build_of $who`
 				rm -rf "$TESTDIR/$n.$who"
-				xfer_args $prog $dir "$b" "$TESTDIR/$n.$who" \
+				xfer $prog $dir "$b" "$TESTDIR/$n.$who" \
 				    "$TESTDIR/log.$n.$who" -p
 				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
 			done
@@ -317,7 +296,7 @@ args() {
 				b=`build_of $who`
 				rm -rf "$dst"
 				mkdir -p "$dst/f.4" "$dst/s.1/x" "$dst/a/f.5"
-				xfer_args $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
+				xfer $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
 				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
 				sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
 				    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving' |
@@ -343,6 +322,7 @@ args() {
 			rm -rf "$dst"
 		done
 	done
+	ARGS=no
 }
 
 # --- Our sshd, on loopback.
