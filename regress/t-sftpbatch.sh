@@ -214,6 +214,60 @@ copies() {
 	done
 }
 
+# errors_run PROG DIR PATH...: each client, patched and unpatched, copies
+# into $TESTDIR/errdst where the PATHs are directories already (xfer, so
+# ARGS applies): its exit status in rc.WHO, its error lines (sorted, the
+# chatter of -v left out) in errors.WHO, what it left in sig.WHO.
+errors_run() {
+	_p="$1"
+	_d="$2"
+	shift 2
+	for who in hpn stock; do
+		b=`build_of $who`
+		rm -rf "$TESTDIR/errdst"
+		for _x in "$@"; do
+			mkdir -p "$TESTDIR/errdst/$_x"
+		done
+		xfer $_p $_d "$b" "$TESTDIR/errdst" "$TESTDIR/log.$who"
+		mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
+		sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
+		    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
+		    LC_ALL=C sort >"$TESTDIR/errors.$who"
+		tree_sig "$TESTDIR/errdst" >"$TESTDIR/sig.$who"
+	done
+	rm -rf "$TESTDIR/errdst"
+}
+
+# errors_same NAME PATTERN...: after errors_run, the patched client failed
+# as the unpatched one did: the same non-zero exit status, the same error
+# lines (naming each PATTERN), the same files copied.
+errors_same() {
+	_n="$1"
+	shift
+	rc=`cat "$TESTDIR/rc.hpn"`
+	check "$_n-status" test "$rc" -ne 0 -a \
+	    "$rc" = "`cat "$TESTDIR/rc.stock"`"
+	_named=yes
+	for _x in "$@"; do
+		grep -q -- "$_x" "$TESTDIR/errors.hpn" || _named=no
+	done
+	if [ $_named = yes ] &&
+	    cmp -s "$TESTDIR/errors.hpn" "$TESTDIR/errors.stock"; then
+		pass "$_n-messages"
+	else
+		fail "$_n-messages" "`diff "$TESTDIR/errors.stock" \
+		    "$TESTDIR/errors.hpn" | grep '^[<>]' | head -n 2 |
+		    tr '\n' ' '`"
+	fi
+	if cmp -s "$TESTDIR/sig.stock" "$TESTDIR/sig.hpn"; then
+		pass "$_n-others"
+	else
+		fail "$_n-others" "`diff "$TESTDIR/sig.stock" \
+		    "$TESTDIR/sig.hpn" | grep '^[<>]' | head -n 2 |
+		    tr '\n' ' '`"
+	fi
+}
+
 # errors PREFIX: into a destination where some of the tree's file names
 # are directories already: the patched client reports the same errors as
 # the unpatched one, copies the same files and exits non-zero too.  (As
@@ -221,42 +275,10 @@ copies() {
 errors() {
 	for prog in scp sftp; do
 		for dir in up down; do
-			n="$1-$prog-$dir-errors"
-			dst="$TESTDIR/errdst"
-			for who in hpn stock; do
-				b=`build_of $who`
-				rm -rf "$dst"
-				# An existing destination gets the tree as src/.
-				mkdir -p "$dst/src/f.4" "$dst/src/a/f.5" \
-				    "$dst/src/a/b/c/f.7/x"
-				xfer $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
-				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
-				sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
-				    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
-				    LC_ALL=C sort \
-				    >"$TESTDIR/errors.$who"
-				tree_sig "$dst" >"$TESTDIR/sig.$who"
-			done
-			rc=`cat "$TESTDIR/rc.hpn"`
-			check "$n-status" test "$rc" -ne 0 -a \
-			    "$rc" = "`cat "$TESTDIR/rc.stock"`"
-			if grep -q 'f\.7' "$TESTDIR/errors.hpn" &&
-			    cmp -s "$TESTDIR/errors.hpn" "$TESTDIR/errors.stock"
-			then
-				pass "$n-messages"
-			else
-				fail "$n-messages" "`diff "$TESTDIR/errors.stock" \
-				    "$TESTDIR/errors.hpn" | grep '^[<>]' |
-				    head -n 2 | tr '\n' ' '`"
-			fi
-			if cmp -s "$TESTDIR/sig.stock" "$TESTDIR/sig.hpn"; then
-				pass "$n-others"
-			else
-				fail "$n-others" "`diff "$TESTDIR/sig.stock" \
-				    "$TESTDIR/sig.hpn" | grep '^[<>]' | head -n 2 |
-				    tr '\n' ' '`"
-			fi
-			rm -rf "$dst"
+			# An existing destination gets the tree as src/.
+			errors_run $prog $dir src/f.4 src/a/f.5 \
+			    src/a/b/c/f.7/x
+			errors_same "$1-$prog-$dir-errors" 'f\.7'
 		done
 	done
 }
@@ -290,36 +312,8 @@ args() {
 			fi
 			rm -rf "$TESTDIR/$n.hpn" "$TESTDIR/$n.stock"
 
-			n="$1-$prog-$dir-args-errors"
-			dst="$TESTDIR/errdst"
-			for who in hpn stock; do
-				b=`build_of $who`
-				rm -rf "$dst"
-				mkdir -p "$dst/f.4" "$dst/s.1/x" "$dst/a/f.5"
-				xfer $prog $dir "$b" "$dst" "$TESTDIR/log.$who"
-				mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
-				sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
-				    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving' |
-				    LC_ALL=C sort \
-				    >"$TESTDIR/errors.$who"
-				tree_sig "$dst" >"$TESTDIR/sig.$who"
-			done
-			rc=`cat "$TESTDIR/rc.hpn"`
-			check "$n-status" test "$rc" -ne 0 -a \
-			    "$rc" = "`cat "$TESTDIR/rc.stock"`"
-			if grep -q 's\.1' "$TESTDIR/errors.hpn" &&
-			    grep -q 'f\.5' "$TESTDIR/errors.hpn" &&
-			    cmp -s "$TESTDIR/errors.hpn" "$TESTDIR/errors.stock"
-			then
-				pass "$n-messages"
-			else
-				fail "$n-messages" "`diff "$TESTDIR/errors.stock" \
-				    "$TESTDIR/errors.hpn" | grep '^[<>]' |
-				    head -n 2 | tr '\n' ' '`"
-			fi
-			check "$n-others" cmp -s "$TESTDIR/sig.stock" \
-			    "$TESTDIR/sig.hpn"
-			rm -rf "$dst"
+			errors_run $prog $dir f.4 s.1/x a/f.5
+			errors_same "$1-$prog-$dir-args-errors" 's\.1' 'f\.5'
 		done
 	done
 	ARGS=no
