@@ -1,8 +1,8 @@
 #!/bin/sh
 #
 # port-series.sh: port our series to a new OpenSSH release, one patch at
-# a time, and say what does not apply.  README.hpn, "Porting to a new
-# OpenSSH release", describes the whole procedure.
+# a time, and say what does not apply.  docs/porting.md describes the
+# whole procedure.
 #
 # usage: port-series.sh [-r RELEASE] [-w WORKDIR] NEW [FROM]
 #        port-series.sh -t WORKDIR
