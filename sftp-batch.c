@@ -1150,10 +1150,7 @@ sftp_batch_dir(struct sftp_batch *b, const char *path, const Attrib *a,
 {
 	struct xfer *x;
 
-	x = xcalloc(1, sizeof(*x));
-	x->src = xstrdup(path);
-	x->dst = xstrdup(path);
-	x->fd = -1;
+	x = xfer_new(b, path, path);
 	x->a = *a;
 	x->mode = mode;
 	TAILQ_INSERT_TAIL(&b->dirs, x, tq);
