@@ -17,9 +17,10 @@
 # OPENSSH_UNFIXED=yes (tests only).
 # Then regress/run-tests.sh runs SUITES (default: security basic interop
 # chachapoly mtaes none kexguess stats window sftppipe sftpbatch memory
-# cross) with HPN_BUILD and STOCK_BUILD on that release and
-# HPN_PEER_BUILD on build/hpn (the window suite without its
-# long-round-trip part, HPN_WINDOW_LONG=no).
+# cross) with HPN_BUILD and STOCK_BUILD on that release,
+# HPN_PEER_BUILD on build/hpn and HPN_OTHER_RELEASE=yes: the suites
+# exercise each hunk of the release's series and leave to make check
+# what only our own files decide (lib.sh's other_release).
 # OTHER_RELEASES (default: all of them) limits the run to the releases it
 # lists.  With SUITES=openssh
 # it runs OpenSSH's own regression suite on each (OPENSSH_TREE=stock for
@@ -89,7 +90,7 @@ check-releases: $R: the build failed"
 	out=`mktemp "${TMPDIR:-/tmp}/check-releases.XXXXXX"` || exit 1
 	OPENSSH_TREE="$TOP/$B/$TREE" \
 	    OPENSSH_REGRESS_LOGS="$TOP/build/regress-logs/$R-$TREE" \
-	    HPN_WINDOW_LONG=no \
+	    HPN_OTHER_RELEASE=yes \
 	    HPN_BUILD="$TOP/$B/hpn" STOCK_BUILD="$TOP/$B/stock" \
 	    HPN_TARBALL="$TOP/$B/openssh-$R.tar.gz" HPN_OPENSSH="$R" \
 	    HPN_PEER_BUILD="$TOP/build/hpn" \
