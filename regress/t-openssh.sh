@@ -10,6 +10,13 @@
 # it is then counted as skipped); one that newly skips fails, as does
 # one that fails.  Usage: t-openssh.sh [TEST...] (default: all of them).
 # OPENSSH_TREE selects another built tree (e.g. build/stock).
+#
+# The tests that mostly wait (timeouts, forwardings, multiplexing) and the
+# unit tests run alongside the others, in a second worker: this script
+# again (--worker TEST...) on a copy of the tree, so with its own regress
+# directory, files and sshd port (TEST_SSH_PORT).  Every test that
+# listens on a fixed port of its own (33xx) is in that worker, so no two
+# of them run at once.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -19,6 +26,12 @@ LOGDIR="${OPENSSH_REGRESS_LOGS:-$HPN_TOP/build/regress-logs}"
 mkdir -p "$LOGDIR" || die "cannot make $LOGDIR"
 
 [ -f "$TREE/Makefile" ] || die "no built OpenSSH tree at $TREE"
+WORKER=no
+MAKEVARS=""
+if [ "${1:-}" = --worker ]; then
+	shift
+	WORKER=yes
+fi
 # The tree's release: its stamp (patched or unpacked), else the one
 # under test.
 REL=`cat "$TREE/.hpn-patched" "$TREE/.hpn-unpacked" 2>/dev/null | head -n 1`
@@ -30,7 +43,14 @@ listvar() {
 	    --eval "hpn-print: ; @echo \$($1)" hpn-print
 }
 
-if ! make -s -C "$TREE" regress-prep regress-binaries \
+if [ $WORKER = yes ]; then
+	# The tree's Makefile names its own directory: the copy's instead.
+	cp -a "$TREE" "$TESTDIR/tree" || die "cannot copy $TREE"
+	TREE="$TESTDIR/tree"
+	MAKEVARS="abs_top_srcdir=$TREE abs_top_builddir=$TREE BUILDDIR=$TREE"
+	TEST_SSH_PORT=4342
+	export TEST_SSH_PORT
+elif ! make -s -C "$TREE" regress-prep regress-binaries \
     regress-unit-binaries >"$LOGDIR/prep.log" 2>&1; then
 	tail -n 20 "$LOGDIR/prep.log" >&2
 	die "building OpenSSH's regress binaries failed"
@@ -65,7 +85,7 @@ run_one() {
 	esac
 	_start=`date +%s`
 	# shellcheck disable=SC2086
-	make -C "$TREE" $_kind $_var >"$_log" 2>&1 </dev/null
+	make -C "$TREE" $_kind $_var $MAKEVARS >"$_log" 2>&1 </dev/null
 	_rc=$?
 	_secs=`expr \`date +%s\` - $_start`
 	_why=`sed -n 's/^SKIPPED: //p' "$_log" | head -n 1`
@@ -85,6 +105,16 @@ run_one() {
 	fi
 }
 
+if [ $WORKER = yes ]; then
+	for t in "$@"; do
+		case "$t" in
+		unit)	run_one unit unit ;;
+		*)	run_one t-exec "$t" ;;
+		esac
+	done
+	exit 0
+fi
+
 if [ $# -gt 0 ]; then
 	ONLY=" $* "
 else
@@ -96,8 +126,31 @@ want() {
 	return 1
 }
 
+# The second worker's tests (those of them the tree has and the caller
+# wants); its lines are printed when it is done.
+SECOND="unit forward-control channel-timeout multiplex connection-timeout
+forwarding cfgmatch cfgmatchlisten"
+LTESTS=`listvar LTESTS`
+second=""
+for t in $SECOND; do
+	case " unit $LTESTS " in
+	*" $t "*)	want "$t" && second="$second $t" ;;
+	esac
+done
+in_second() {
+	case " $second " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+if [ -n "$second" ]; then
+	# shellcheck disable=SC2086
+	sh "$0" --worker $second >"$TESTDIR/second.out" 2>&1 &
+	SECOND_PID=$!
+	hpn_track_pid $SECOND_PID
+fi
+
 want file-tests && run_one file-tests file-tests
-for t in `listvar LTESTS`; do
+for t in $LTESTS; do
+	in_second "$t" && continue
 	want "$t" && run_one t-exec "$t"
 done
 for t in `listvar INTEROP_TESTS`; do
@@ -110,5 +163,11 @@ if grep -q '^tests:.*[[:space:]]extra-tests' "$TREE/Makefile"; then
 		want "$t" && run_one extra-tests "$t"
 	done
 fi
-want unit && run_one unit unit
+if [ -n "$second" ]; then
+	wait $SECOND_PID
+	_rc=$?
+	hpn_untrack_pid $SECOND_PID
+	cat "$TESTDIR/second.out"
+	[ $_rc -eq 0 ] || fail second-worker "exited with status $_rc"
+fi
 exit 0
