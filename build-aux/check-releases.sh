@@ -3,7 +3,7 @@
 # check-releases.sh: build every other supported release and run our
 # suites on it, and the cross-release check against this build.
 #
-# usage: check-releases.sh RELEASE [TARBALL-DIR]
+# usage: check-releases.sh [-b] RELEASE [TARBALL-DIR]
 #
 # Run by "make check-releases" from the top directory, RELEASE being the
 # configured one (build/hpn).  Each other release of patches/releases
@@ -21,6 +21,7 @@
 # HPN_PEER_BUILD on build/hpn and HPN_OTHER_RELEASE=yes: the suites
 # exercise each hunk of the release's series and leave to make check
 # what only our own files decide (lib.sh's other_release).
+# With -b (make releases) it only builds them.
 # OTHER_RELEASES (default: all of them) limits the run to the releases it
 # lists.  With SUITES=openssh
 # it runs OpenSSH's own regression suite on each (OPENSSH_TREE=stock for
@@ -28,6 +29,11 @@
 # sums up every release.
 
 set -u
+BUILD_ONLY=no
+if [ "${1:-}" = -b ]; then
+	BUILD_ONLY=yes
+	shift
+fi
 CUR="$1"
 DIR="${2:-}"
 MAKE="${MAKE:-make}"
@@ -85,6 +91,11 @@ check-releases: $R: the build failed"
 		summary="$summary
 check-releases: $R: the build failed"
 		rc=1
+		continue
+	fi
+	if [ $BUILD_ONLY = yes ]; then
+		summary="$summary
+check-releases: $R: built in $B"
 		continue
 	fi
 	out=`mktemp "${TMPDIR:-/tmp}/check-releases.XXXXXX"` || exit 1
