@@ -151,7 +151,7 @@ diff -r "$WORK/ref" "$WORK/all" >/dev/null ||
 	echo " Base: upstream OpenSSH portable $RELEASE; BASE in the patch set says"
 	echo " which published security fixes that base lacks."
 	echo "Author: hpn-patches authors"
-	echo "Forwarded: not-needed"
+	echo "Forwarded: no"
 	echo "Last-Update: `sed -n 's/^Last-Update: //p' "$OUT/$p"`"
 } >"$WORK/header"
 sh "$HERE/mkpatch.sh" "$PRISTINE" "$WORK/all" "$WORK/header" \
