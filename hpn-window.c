@@ -17,10 +17,9 @@
 /*
  * Dynamic channel receive windows.
  *
- * The receive window a channel advertises follows the TCP receive buffer
- * of the connection, which the kernel grows as it autotunes, instead of
- * stock OpenSSH's fixed 2 MiB.  A connection has one window budget, what
- * its path needs: the receive rate times the minimum round trip (from
+ * The receive windows of a connection's bulk channels grow beyond stock
+ * OpenSSH's fixed 2 MiB.  A connection has one window budget, what its
+ * path needs: the receive rate times the minimum round trip (from
  * TCP_INFO) plus headroom, at most HPNBufferSize, plus a stock window for
  * each channel that is not busy.  The windows of all its bulk channels
  * together stay within the budget.
@@ -89,35 +88,53 @@ struct hpn_chan {
 
 /* A connection's window state, in struct ssh. */
 struct hpn_window {
-	int disabled;		/* HPNDisabled */
-	u_int max;		/* HPNBufferSize, in bytes */
-	int poll;		/* TcpRcvBufPoll */
-	int rcvbuf;		/* last polled SO_RCVBUF */
-	int rmem_max;		/* net.ipv4.tcp_rmem's maximum, 0: unknown */
-	int rmem_said;		/* said that the kernel holds windows back */
-	double last_poll;
-	u_int rtt;		/* minimum round trip, us; 0: not known */
-	int peer_checked, peer_patched;
-	u_int budget;		/* current budget */
-	double doubled;		/* when the need last doubled a window */
-	int doubling;		/* the need doubled a window at the last budget */
-	int shrunk;		/* a stock peer's windows went back to calm */
-	u_int64_t calm;		/* stock peer: largest need without doubling */
-	u_int64_t calm_budget;	/* stock peer: the budget calm allows */
-	u_int turned;		/* window that last turned over in a round trip */
-	u_int srtt_max;		/* largest smoothed round trip seen, us */
+	/* The options. */
+	struct {
+		int disabled;		/* HPNDisabled */
+		u_int max;		/* HPNBufferSize, in bytes */
+		int poll;		/* TcpRcvBufPoll */
+	} opt;
+	/* The connection's socket. */
+	struct {
+		int rcvbuf;		/* last polled SO_RCVBUF */
+		int rmem_max;		/* tcp_rmem's maximum, 0: unknown */
+		int rmem_said;		/* said the kernel holds windows back */
+		double last_poll;
+	} sock;
+	/* The path, from TCP_INFO. */
+	struct {
+		u_int rtt;		/* minimum round trip, us; 0: unknown */
+		u_int srtt_max;		/* largest smoothed round trip, us */
+		struct {
+			double t;		/* monotime_double() */
+			u_int64_t bytes;	/* tcpi_bytes_received */
+		} rate[HPN_RATE_SAMPLES];
+		u_int nrate;		/* samples taken */
+	} path;
+	/* The peer, from its banner. */
+	struct {
+		int checked;
+		int patched;
+	} peer;
+	/* The windows doubling while the link fills. */
+	struct {
+		u_int turned;		/* window last turned over in time */
+		int doubling;		/* the last budget doubled a window */
+		double doubled;		/* when a budget last did */
+		int shrunk;		/* a stock peer's windows went back */
+		u_int64_t calm;		/* stock peer: largest undoubled need */
+		u_int64_t calm_budget;	/* stock peer: the budget calm allows */
+	} ramp;
+	/* The budget. */
+	u_int budget;
 	u_int budget_logged;	/* largest budget logged so far */
 	u_int64_t need_logged;	/* largest need logged so far */
-	double starved;		/* when a busy channel last found none left */
-	u_int64_t total;	/* sum of the counted windows */
-	u_int nbusy;		/* busy channels at the last poll */
+	/* The bulk channels. */
 	struct hpn_chan *chan;
 	u_int nchan;
-	struct {
-		double t;		/* monotime_double() */
-		u_int64_t bytes;	/* tcpi_bytes_received */
-	} rate[HPN_RATE_SAMPLES];
-	u_int nrate;		/* samples taken */
+	u_int64_t total;	/* sum of the counted windows */
+	u_int nbusy;		/* busy channels at the last poll */
+	double starved;		/* when a busy channel last found none left */
 };
 
 /* net.ipv4.tcp_rmem's maximum in this network namespace, or 0. */
@@ -153,16 +170,16 @@ hpn_window_init(struct ssh *ssh, int disabled, int max_kib, int poll)
 		fatal_f("calloc failed");
 	free(hw->chan);
 	memset(hw, 0, sizeof(*hw));
-	hw->disabled = disabled;
-	hw->max = max_kib > 0 ? (u_int)max_kib * 1024 : HPN_WINDOW_MAX;
-	if (hw->max > HPN_WINDOW_MAX)
-		hw->max = HPN_WINDOW_MAX;
-	hw->poll = poll;
-	hw->rcvbuf = -1;
-	hw->rmem_max = tcp_rmem_max();
+	hw->opt.disabled = disabled;
+	hw->opt.max = max_kib > 0 ? (u_int)max_kib * 1024 : HPN_WINDOW_MAX;
+	if (hw->opt.max > HPN_WINDOW_MAX)
+		hw->opt.max = HPN_WINDOW_MAX;
+	hw->opt.poll = poll;
+	hw->sock.rcvbuf = -1;
+	hw->sock.rmem_max = tcp_rmem_max();
 	hw->budget = HPN_WINDOW_STOCK_MAX;
 	debug2_f("%s, max %u, poll %s", disabled ? "disabled" : "enabled",
-	    hw->max, poll ? "yes" : "no");
+	    hw->opt.max, poll ? "yes" : "no");
 }
 
 /* Returns the current receive buffer size of socket sock in bytes, or -1. */
@@ -205,8 +222,8 @@ peer_is_patched(struct ssh *ssh, struct hpn_window *hw)
 	char *s, *cp;
 	size_t len = strlen(SSH_HPN);
 
-	if (hw->peer_checked)
-		return hw->peer_patched;
+	if (hw->peer.checked)
+		return hw->peer.patched;
 	if (ssh->kex == NULL)
 		return 0;
 	v = ssh->kex->server ? ssh->kex->client_version :
@@ -216,12 +233,12 @@ peer_is_patched(struct ssh *ssh, struct hpn_window *hw)
 	if ((s = sshbuf_dup_string(v)) == NULL)
 		return 0;
 	s[strcspn(s, " \r\n")] = '\0';
-	hw->peer_patched = (cp = strstr(s, SSH_HPN)) != NULL &&
+	hw->peer.patched = (cp = strstr(s, SSH_HPN)) != NULL &&
 	    cp[len] == '\0';
-	hw->peer_checked = 1;
-	debug2_f("peer %s is %s", s, hw->peer_patched ? "patched" : "stock");
+	hw->peer.checked = 1;
+	debug2_f("peer %s is %s", s, hw->peer.patched ? "patched" : "stock");
 	free(s);
-	return hw->peer_patched;
+	return hw->peer.patched;
 }
 
 /*
@@ -230,12 +247,14 @@ peer_is_patched(struct ssh *ssh, struct hpn_window *hw)
 static int
 rate_sample_before(struct hpn_window *hw, double t)
 {
-	u_int i, n;
+	u_int i, j, n;
 
-	n = hw->nrate < HPN_RATE_SAMPLES ? hw->nrate : HPN_RATE_SAMPLES;
+	n = hw->path.nrate < HPN_RATE_SAMPLES ? hw->path.nrate :
+	    HPN_RATE_SAMPLES;
 	for (i = 1; i <= n; i++) {
-		if (hw->rate[(hw->nrate - i) % HPN_RATE_SAMPLES].t <= t)
-			return (hw->nrate - i) % HPN_RATE_SAMPLES;
+		j = (hw->path.nrate - i) % HPN_RATE_SAMPLES;
+		if (hw->path.rate[j].t <= t)
+			return j;
 	}
 	return -1;
 }
@@ -286,22 +305,22 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 	if (span < ti.tcpi_min_rtt / 1000000.0)
 		span = ti.tcpi_min_rtt / 1000000.0;
 	if ((i1 = rate_sample_before(hw, now - span)) != -1 &&
-	    (i2 = rate_sample_before(hw, hw->rate[i1].t - span)) != -1 &&
-	    ti.tcpi_bytes_received >= hw->rate[i1].bytes &&
-	    hw->rate[i1].bytes >= hw->rate[i2].bytes) {
-		rate = last = (ti.tcpi_bytes_received - hw->rate[i1].bytes) /
-		    (now - hw->rate[i1].t);
-		r2 = (hw->rate[i1].bytes - hw->rate[i2].bytes) /
-		    (hw->rate[i1].t - hw->rate[i2].t);
+	    (i2 = rate_sample_before(hw, hw->path.rate[i1].t - span)) != -1 &&
+	    ti.tcpi_bytes_received >= hw->path.rate[i1].bytes &&
+	    hw->path.rate[i1].bytes >= hw->path.rate[i2].bytes) {
+		rate = last = (ti.tcpi_bytes_received -
+		    hw->path.rate[i1].bytes) / (now - hw->path.rate[i1].t);
+		r2 = (hw->path.rate[i1].bytes - hw->path.rate[i2].bytes) /
+		    (hw->path.rate[i1].t - hw->path.rate[i2].t);
 		if (r2 < rate)
 			rate = r2;
 	}
-	if (hw->nrate == 0 || now - hw->rate[(hw->nrate - 1) %
+	if (hw->path.nrate == 0 || now - hw->path.rate[(hw->path.nrate - 1) %
 	    HPN_RATE_SAMPLES].t >= HPN_POLL_MSEC / 1000.0) {
-		hw->rate[hw->nrate % HPN_RATE_SAMPLES].t = now;
-		hw->rate[hw->nrate % HPN_RATE_SAMPLES].bytes =
+		hw->path.rate[hw->path.nrate % HPN_RATE_SAMPLES].t = now;
+		hw->path.rate[hw->path.nrate % HPN_RATE_SAMPLES].bytes =
 		    ti.tcpi_bytes_received;
-		hw->nrate++;
+		hw->path.nrate++;
 	}
 	*ratep = rate;
 	*lastp = last;
@@ -319,8 +338,8 @@ chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
 {
 	double span = HPN_BUSY_MSEC / 1000.0;
 
-	if (span < 2 * (hw->rtt / 1000000.0))
-		span = 2 * (hw->rtt / 1000000.0);
+	if (span < 2 * (hw->path.rtt / 1000000.0))
+		span = 2 * (hw->path.rtt / 1000000.0);
 	return ch->busy != 0 && now - ch->busy < span;
 }
 
@@ -339,28 +358,15 @@ budget_of(u_int64_t need, u_int64_t idle, u_int n)
 }
 
 /*
- * Sets the connection's budget: what the path needs, at most
- * HPNBufferSize, plus a stock window for each counted channel that is not
- * busy, and never less than a stock window per counted channel.  The need
- * is what the connection carries in a round trip (per_rtt: the receive
- * rate times the minimum round trip) plus headroom: for a patched peer
- * half of per_rtt and at least HPN_WINDOW_HEADROOM, HPN_WINDOW_STOCK_MAX
- * for a stock peer (hpn-window.h); while the link fills, as much as makes
- * the need twice the window that last turned over within a round trip,
- * or for a patched peer twice what the last span carried in one.
- * Each new highest budget or need is logged at debug2 with its parts.
+ * Counts the channels with a window, and marks which are busy at time now.
+ * Returns how many are counted; sets hw->nbusy.
  */
-static void
-hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
+static u_int
+count_channels(struct hpn_window *hw, double now)
 {
-	u_int64_t rate, last, rt, ramp, head, need, calm, budget, idle;
-	u_int i, n, rtt, srtt, base;
-	int fill, grows;
-	const char *peer, *why = NULL;
+	u_int i, n = 0;
 
-	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
-	base = hw->peer_patched ? HPN_WINDOW_HEADROOM : HPN_WINDOW_STOCK_MAX;
-	hw->nbusy = n = 0;
+	hw->nbusy = 0;
 	for (i = 0; i < hw->nchan; i++) {
 		if (hw->chan[i].win == 0)
 			continue;
@@ -369,107 +375,159 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		if (!hw->chan[i].idle)
 			hw->nbusy++;
 	}
-	idle = (u_int64_t)(n - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
-	rate = last = rt = head = 0;
-	rtt = srtt = 0;
-	switch (hpn_path_sample(ssh, hw, now, &rate, &last, &rtt, &srtt)) {
-	case 0:
-		hw->rtt = rtt;
-		rt = rate * rtt / 1000000;
-		/* A stock sender's buffer limits its headroom (see .h). */
-		head = hw->peer_patched && rt / 2 > base ? rt / 2 : base;
-		/*
-		 * While the link fills, the windows may double each round
-		 * trip, as TCP's slow start does: while no queue forms on
-		 * the path (the smoothed round trip stays near its minimum)
-		 * and never again once one clearly has (after a loss, a
-		 * burst of data held back until its repair looks like a
-		 * faster path).  Twice a window that turned over within a
-		 * round trip (the window, not the path, limits the
-		 * transfer, and a rate measured over the past lags it), for
-		 * a stock sender only while the rate still grows by a
-		 * quarter or more from one span to the next (once its TCP
-		 * send buffer is what limits it, what the window gives
-		 * beyond waits in its channel input buffer); and for a
-		 * patched sender, while the rate so grows, twice what the
-		 * last span carried, counted at most twice the span before.
-		 * A stock peer's windows go back to the need without the
-		 * doubling (calm) two round trips after it last applied,
-		 * and then no longer double.
-		 */
-		if (srtt > hw->srtt_max)
-			hw->srtt_max = srtt;
-		fill = srtt < rtt + rtt / HPN_RAMP_QUEUE &&
-		    hw->srtt_max < rtt + rtt / HPN_RAMP_END;
-		/*
-		 * A window a stock server's consumer took within about a
-		 * round trip is what the server's TCP carries in one now;
-		 * the rate, measured over past spans, lags it.  The need
-		 * grows from that window by the stock headroom, without
-		 * doubling (so it is calm).  Not for a stock client: its
-		 * uploads gained nothing from it, and it cost ssh half as
-		 * much CPU again.
-		 */
-		if (!hw->peer_patched && ssh->kex != NULL &&
-		    !ssh->kex->server && hw->turned > rt)
-			head += hw->turned - rt;
-		calm = rt + head;
-		grows = rate > 0 && 4 * last >= 5 * rate;
-		ramp = (last < 2 * rate ? last : 2 * rate) * rtt / 1000000;
-		if (fill && hw->peer_patched && grows && 2 * ramp > rt + head)
-			head = 2 * ramp - rt;
-		if (fill && (hw->peer_patched || (grows && !hw->shrunk)) &&
-		    2 * (u_int64_t)hw->turned > rt + head)
-			head = 2 * (u_int64_t)hw->turned - rt;
-		need = rt + head;
-		hw->doubling = need > calm;
-		if (hw->doubling)
-			hw->doubled = now;
-		break;
-	case 1:
-		hw->doubling = 0;
-		calm = need = base;
-		why = "no round trip measured yet";
-		break;
-	default:
-		hw->doubling = 0;
-		calm = need = hw->peer_patched ? hw->max : HPN_WINDOW_STOCK_MAX;
-		why = "no TCP_INFO";
-		break;
-	}
-	if (need > hw->max)
-		need = hw->max;
-	if (calm > hw->max)
-		calm = hw->max;
-	if (calm > hw->calm)
-		hw->calm = calm;
-	budget = budget_of(need, idle, n);
-	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
-	hw->calm_budget = budget_of(hw->calm, idle, n);
-	if (hw->budget <= hw->budget_logged && need <= hw->need_logged)
+	return n;
+}
+
+/* What the path needs, and its parts, for the budget's log line. */
+struct hpn_need {
+	u_int64_t need;		/* per_rtt + head */
+	u_int64_t calm;		/* the need without doubling a window */
+	u_int64_t rate;		/* the receive rate, bytes/s */
+	u_int64_t last;		/* the last span's rate */
+	u_int64_t per_rtt;	/* rate times the minimum round trip */
+	u_int64_t head;		/* headroom */
+	u_int rtt, srtt;	/* minimum and smoothed round trip, us */
+};
+
+/*
+ * The need at time now from a measured path: per_rtt plus headroom, at
+ * least base.
+ * For a patched peer the headroom is half of per_rtt.  While the link
+ * fills, the windows may double each round trip, as TCP's slow start
+ * does: while no queue forms on the path (the smoothed round trip stays
+ * near its minimum) and never again once one clearly has (after a loss,
+ * a burst of data held back until its repair looks like a faster path).
+ * Then the need is twice a window that turned over within a round trip
+ * (the window, not the path, limits the transfer, and a rate measured
+ * over the past lags it), for a stock sender only while the rate still
+ * grows by a quarter or more from one span to the next (once its TCP
+ * send buffer is what limits it, what the window gives beyond waits in
+ * its channel input buffer); and for a patched sender, while the rate so
+ * grows, twice what the last span carried, counted at most twice the
+ * span before.  A stock peer's windows go back to the need without the
+ * doubling (calm) two round trips after it last applied, and then no
+ * longer double.
+ */
+static void
+path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
+    struct hpn_need *n)
+{
+	u_int64_t ramp;
+	int fill, grows;
+
+	hw->path.rtt = n->rtt;
+	n->per_rtt = n->rate * n->rtt / 1000000;
+	/* A stock sender's buffer limits its headroom (hpn-window.h). */
+	n->head = hw->peer.patched && n->per_rtt / 2 > base ?
+	    n->per_rtt / 2 : base;
+	if (n->srtt > hw->path.srtt_max)
+		hw->path.srtt_max = n->srtt;
+	fill = n->srtt < n->rtt + n->rtt / HPN_RAMP_QUEUE &&
+	    hw->path.srtt_max < n->rtt + n->rtt / HPN_RAMP_END;
+	/*
+	 * A window a stock server's consumer took within about a round
+	 * trip is what the server's TCP carries in one now; the rate,
+	 * measured over past spans, lags it.  The need grows from that
+	 * window by the stock headroom, without doubling (so it is calm).
+	 * Not for a stock client: its uploads gained nothing from it, and
+	 * it cost ssh CPU.
+	 */
+	if (!hw->peer.patched && ssh->kex != NULL && !ssh->kex->server &&
+	    hw->ramp.turned > n->per_rtt)
+		n->head += hw->ramp.turned - n->per_rtt;
+	n->calm = n->per_rtt + n->head;
+	grows = n->rate > 0 && 4 * n->last >= 5 * n->rate;
+	ramp = (n->last < 2 * n->rate ? n->last : 2 * n->rate) *
+	    n->rtt / 1000000;
+	if (fill && hw->peer.patched && grows &&
+	    2 * ramp > n->per_rtt + n->head)
+		n->head = 2 * ramp - n->per_rtt;
+	if (fill && (hw->peer.patched || (grows && !hw->ramp.shrunk)) &&
+	    2 * (u_int64_t)hw->ramp.turned > n->per_rtt + n->head)
+		n->head = 2 * (u_int64_t)hw->ramp.turned - n->per_rtt;
+	n->need = n->per_rtt + n->head;
+	hw->ramp.doubling = n->need > n->calm;
+	if (hw->ramp.doubling)
+		hw->ramp.doubled = now;
+}
+
+/* Logs a budget at debug2 if it or its need is the highest so far. */
+static void
+log_budget(struct hpn_window *hw, const char *peer, const struct hpn_need *n,
+    u_int64_t idle, u_int nidle, const char *why)
+{
+	if (hw->budget <= hw->budget_logged && n->need <= hw->need_logged)
 		return;
 	if (hw->budget > hw->budget_logged)
 		hw->budget_logged = hw->budget;
-	if (need > hw->need_logged)
-		hw->need_logged = need;
+	if (n->need > hw->need_logged)
+		hw->need_logged = n->need;
 	if (why != NULL) {
 		debug2_f("%s peer: window budget %u = need %llu + %llu for %u "
 		    "idle channels; need fixed (%s) (max %u)", peer,
-		    hw->budget, (unsigned long long)need,
-		    (unsigned long long)idle, n - hw->nbusy, why,
-		    hw->max);
+		    hw->budget, (unsigned long long)n->need,
+		    (unsigned long long)idle, nidle, why, hw->opt.max);
 		return;
 	}
 	debug2_f("%s peer: window budget %u = need %llu + %llu for %u idle "
 	    "channels; need = per_rtt %llu + headroom %llu; per_rtt = "
 	    "rate %llu B/s * min_rtt %u us (max %u); last rate %llu B/s, "
 	    "srtt %u us, largest %u us, turned %u, shrunk %d", peer,
-	    hw->budget,
-	    (unsigned long long)need, (unsigned long long)idle,
-	    n - hw->nbusy, (unsigned long long)rt,
-	    (unsigned long long)head, (unsigned long long)rate, rtt, hw->max,
-	    (unsigned long long)last, srtt, hw->srtt_max, hw->turned,
-	    hw->shrunk);
+	    hw->budget, (unsigned long long)n->need,
+	    (unsigned long long)idle, nidle, (unsigned long long)n->per_rtt,
+	    (unsigned long long)n->head, (unsigned long long)n->rate, n->rtt,
+	    hw->opt.max, (unsigned long long)n->last, n->srtt,
+	    hw->path.srtt_max, hw->ramp.turned, hw->ramp.shrunk);
+}
+
+/*
+ * Sets the connection's budget: what the path needs (path_need()), at
+ * most HPNBufferSize, plus a stock window for each counted channel that
+ * is not busy, and never less than a stock window per counted channel.
+ * Where no round trip was measured yet the need is the headroom alone;
+ * where TCP_INFO does not tell (not Linux, a ProxyCommand) it is fixed:
+ * HPNBufferSize for a patched peer, HPN_WINDOW_STOCK_MAX for a stock one.
+ */
+static void
+hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
+{
+	struct hpn_need n;
+	u_int64_t budget, idle;
+	u_int nchan, base;
+	const char *peer, *why = NULL;
+
+	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
+	base = hw->peer.patched ? HPN_WINDOW_HEADROOM : HPN_WINDOW_STOCK_MAX;
+	nchan = count_channels(hw, now);
+	idle = (u_int64_t)(nchan - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
+	memset(&n, 0, sizeof(n));
+	switch (hpn_path_sample(ssh, hw, now, &n.rate, &n.last, &n.rtt,
+	    &n.srtt)) {
+	case 0:
+		path_need(ssh, hw, now, base, &n);
+		break;
+	case 1:
+		hw->ramp.doubling = 0;
+		n.calm = n.need = base;
+		why = "no round trip measured yet";
+		break;
+	default:
+		hw->ramp.doubling = 0;
+		n.calm = n.need = hw->peer.patched ? hw->opt.max :
+		    HPN_WINDOW_STOCK_MAX;
+		why = "no TCP_INFO";
+		break;
+	}
+	if (n.need > hw->opt.max)
+		n.need = hw->opt.max;
+	if (n.calm > hw->opt.max)
+		n.calm = hw->opt.max;
+	if (n.calm > hw->ramp.calm)
+		hw->ramp.calm = n.calm;
+	budget = budget_of(n.need, idle, nchan);
+	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
+	hw->ramp.calm_budget = budget_of(hw->ramp.calm, idle, nchan);
+	log_budget(hw, peer, &n, idle, nchan - hw->nbusy, why);
 }
 
 /* Polls the connection's receive buffer and path; sets the budget. */
@@ -478,17 +536,17 @@ hpn_poll(struct ssh *ssh, struct hpn_window *hw, double now)
 {
 	int sock;
 
-	if (hw->last_poll != 0 &&
-	    now - hw->last_poll < HPN_POLL_MSEC / 1000.0)
+	if (hw->sock.last_poll != 0 &&
+	    now - hw->sock.last_poll < HPN_POLL_MSEC / 1000.0)
 		return;
-	if (hw->poll) {
+	if (hw->opt.poll) {
 		sock = ssh_packet_get_connection_in(ssh);
 		if (!ssh_packet_connection_is_on_socket(ssh) ||
-		    (hw->rcvbuf = hpn_sock_rcvbuf(sock)) <= 0)
-			hw->rcvbuf = 0;
+		    (hw->sock.rcvbuf = hpn_sock_rcvbuf(sock)) <= 0)
+			hw->sock.rcvbuf = 0;
 	}
 	hpn_set_budget(ssh, hw, now);
-	hw->last_poll = now;
+	hw->sock.last_poll = now;
 }
 
 /* The entry of channel c, counting it if it is not yet. */
@@ -574,22 +632,119 @@ grow_target(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
 
 	used = hw->total + (ch->idle ? CHAN_SES_WINDOW_DEFAULT : 0);
 	left = hw->budget > used ? hw->budget - used : 0;
-	if (cur + left > hw->max)
-		left = hw->max > cur ? hw->max - cur : 0;
-	if (!hw->poll || hw->rcvbuf <= 0)
+	if (cur + left > hw->opt.max)
+		left = hw->opt.max > cur ? hw->opt.max - cur : 0;
+	if (!hw->opt.poll || hw->sock.rcvbuf <= 0)
 		return cur + left;
-	want = (u_int64_t)hw->rcvbuf * 2;
-	if (want < cur + left && hw->rmem_max > 0 &&
-	    hw->rcvbuf >= hw->rmem_max && !hw->rmem_said) {
+	want = (u_int64_t)hw->sock.rcvbuf * 2;
+	if (want < cur + left && hw->sock.rmem_max > 0 &&
+	    hw->sock.rcvbuf >= hw->sock.rmem_max && !hw->sock.rmem_said) {
 		debug("channel %d: TCP receive buffer at its limit, "
 		    "net.ipv4.tcp_rmem maximum %d (SO_RCVBUF %d): it, not "
 		    "the window (up to %llu), holds the transfer", c->self,
-		    hw->rmem_max, hw->rcvbuf, (unsigned long long)(cur + left));
-		hw->rmem_said = 1;
+		    hw->sock.rmem_max, hw->sock.rcvbuf,
+		    (unsigned long long)(cur + left));
+		hw->sock.rmem_said = 1;
 	}
-	if (hw->rtt != 0)
+	if (hw->path.rtt != 0)
 		return cur + left;
 	return want < cur + left ? want : cur + left;
+}
+
+/*
+ * Channel c's window turned over and its consumer keeps up: the window,
+ * not the consumer, limits the transfer, so it grows to what the budget
+ * allows (grow_target()).  One that turned over within about a round trip
+ * first sets a budget from it (the link is filling).
+ */
+static void
+chan_turned_over(struct ssh *ssh, struct hpn_window *hw, Channel *c,
+    struct hpn_chan *ch, double now)
+{
+	u_int win;
+
+	if (hw->path.rtt != 0 && ch->busy != 0 &&
+	    now - ch->busy < HPN_TURN_RTTS * (hw->path.rtt / 1000000.0)) {
+		hw->ramp.turned = c->local_window_max;
+		hpn_set_budget(ssh, hw, now);
+	} else
+		hw->ramp.turned = 0;
+	ch->used = 0;
+	ch->busy = now;
+	if ((win = grow_target(hw, c, ch)) > c->local_window_max) {
+		chan_resize(hw, c, ch, win);
+		/*
+		 * A window that doubles as the link fills reaches the sender
+		 * half a round trip from now, and turns over within a round
+		 * trip of that if it limits the transfer: then it may double
+		 * again.  Only where the rate spans are a round trip: with
+		 * shorter round trips than HPN_RATE_SPAN_MSEC, doubling each
+		 * round trip overshot the link (docs/windows.md).
+		 */
+		if (hw->ramp.doubling &&
+		    hw->path.rtt >= HPN_RATE_SPAN_MSEC * 1000)
+			ch->busy += hw->path.rtt / 2000000.0;
+	} else if (c->local_window_max < hw->budget /
+	    (hw->nbusy ? hw->nbusy : 1))
+		hw->starved = now;
+}
+
+/*
+ * Whether a stock sender's windows, which doubled while the link filled,
+ * should go back now: two round trips after the last doubling, to the
+ * largest need without it (ramp.calm), what the sender's input buffer
+ * holds without packing (hpn-window.h).
+ */
+static int
+stock_calm_due(struct hpn_window *hw, Channel *c, double now)
+{
+	return !hw->peer.patched && hw->total > hw->ramp.calm_budget &&
+	    now - hw->ramp.doubled > 2 * (hw->path.rtt / 1000000.0) &&
+	    c->local_consumed > 0 &&
+	    c->local_window_max > CHAN_SES_WINDOW_DEFAULT;
+}
+
+/* Takes channel c's window back towards calm by data not yet returned. */
+static void
+stock_calm_down(struct ssh *ssh, struct hpn_window *hw, Channel *c,
+    struct hpn_chan *ch, double now)
+{
+	u_int win = c->local_window_max, target = CHAN_SES_WINDOW_DEFAULT;
+
+	if (win - target > hw->total - hw->ramp.calm_budget)
+		target = win - (hw->total - hw->ramp.calm_budget);
+	chan_give_back(hw, c, ch, target);
+	if (!hw->ramp.shrunk) {
+		hw->ramp.shrunk = 1;
+		hw->ramp.turned = 0;
+		hpn_set_budget(ssh, hw, now);
+	}
+}
+
+/* Another busy channel found nothing left: give back to an equal share. */
+static void
+chan_share(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
+{
+	u_int fair = hw->budget / hw->nbusy;
+
+	if (fair < CHAN_SES_WINDOW_DEFAULT)
+		fair = CHAN_SES_WINDOW_DEFAULT;
+	chan_give_back(hw, c, ch, fair);
+}
+
+/*
+ * Notes what channel c's consumer took that channel_check_window() does
+ * not return as window right after this: it sends local_consumed as an
+ * adjust, and zeroes it, on the same condition as here.
+ */
+static void
+note_consumed(Channel *c, struct hpn_chan *ch)
+{
+	if ((c->local_window_max - c->local_window > c->local_maxpacket*3 ||
+	    c->local_window < c->local_window_max/2) && c->local_consumed > 0)
+		ch->consumed = 0;
+	else
+		ch->consumed = c->local_consumed;
 }
 
 /*
@@ -601,10 +756,10 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 {
 	struct hpn_window *hw = ssh->hpn_window;
 	struct hpn_chan *ch;
-	u_int buffered, win, fair, target;
+	u_int buffered, win;
 	double now;
 
-	if (hw == NULL || hw->disabled ||
+	if (hw == NULL || hw->opt.disabled ||
 	    c->local_window_max < CHAN_SES_WINDOW_DEFAULT ||
 	    (ch = chan_entry(hw, c)) == NULL)
 		return;
@@ -621,72 +776,14 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	if (c->extended_usage == CHAN_EXTENDED_WRITE)
 		buffered += sshbuf_len(c->extended);
 	win = c->local_window_max;
-	if (ch->used >= win && buffered <= win / 4) {
-		/* Turned over, and the consumer keeps up: may grow. */
-		if (hw->rtt != 0 && ch->busy != 0 &&
-		    now - ch->busy < HPN_TURN_RTTS * (hw->rtt / 1000000.0)) {
-			/* Within a round trip: at once, a budget from it. */
-			hw->turned = win;
-			hpn_set_budget(ssh, hw, now);
-		} else
-			hw->turned = 0;
-		ch->used = 0;
-		ch->busy = now;
-		if ((win = grow_target(hw, c, ch)) > c->local_window_max) {
-			chan_resize(hw, c, ch, win);
-			/*
-			 * A window that doubles as the link fills reaches the
-			 * sender half a round trip from now, and turns over
-			 * within a round trip of that if it limits the
-			 * transfer: then it may double again.  (Counted from
-			 * now, that first turn-over takes one and a half, and
-			 * the windows doubled every second or third round
-			 * trip.)  Only where the rate spans are a round trip:
-			 * at 100 ms, with 250 ms spans, doubling each round
-			 * trip overshot the link (README.hpn).
-			 */
-			if (hw->doubling &&
-			    hw->rtt >= HPN_RATE_SPAN_MSEC * 1000)
-				ch->busy += hw->rtt / 2000000.0;
-		} else if (c->local_window_max < hw->budget /
-		    (hw->nbusy ? hw->nbusy : 1))
-			hw->starved = now;
-	} else if (!hw->peer_patched && hw->total > hw->calm_budget &&
-	    now - hw->doubled > 2 * (hw->rtt / 1000000.0) &&
-	    c->local_consumed > 0 && win > CHAN_SES_WINDOW_DEFAULT) {
-		/*
-		 * A stock sender's windows doubled while the link filled;
-		 * two round trips after the last doubling they go back to
-		 * the largest need without it, what the sender's input
-		 * buffer holds without packing (hpn-window.h): by not
-		 * returning data the consumer took as window.
-		 */
-		target = CHAN_SES_WINDOW_DEFAULT;
-		if (win - target > hw->total - hw->calm_budget)
-			target = win - (hw->total - hw->calm_budget);
-		chan_give_back(hw, c, ch, target);
-		if (!hw->shrunk) {
-			hw->shrunk = 1;
-			hw->turned = 0;
-			hpn_set_budget(ssh, hw, now);
-		}
-	} else if (hw->nbusy > 1 && now - hw->starved < 1.0 &&
-	    c->local_consumed > 0) {
-		/* Another busy channel found nothing left: share. */
-		fair = hw->budget / hw->nbusy;
-		if (fair < CHAN_SES_WINDOW_DEFAULT)
-			fair = CHAN_SES_WINDOW_DEFAULT;
-		chan_give_back(hw, c, ch, fair);
-	}
-	/*
-	 * channel_check_window() sends local_consumed as an adjust right
-	 * after this, and zeroes it, on the same condition as here.
-	 */
-	if ((c->local_window_max - c->local_window > c->local_maxpacket*3 ||
-	    c->local_window < c->local_window_max/2) && c->local_consumed > 0)
-		ch->consumed = 0;
-	else
-		ch->consumed = c->local_consumed;
+	if (ch->used >= win && buffered <= win / 4)
+		chan_turned_over(ssh, hw, c, ch, now);
+	else if (stock_calm_due(hw, c, now))
+		stock_calm_down(ssh, hw, c, ch, now);
+	else if (hw->nbusy > 1 && now - hw->starved < 1.0 &&
+	    c->local_consumed > 0)
+		chan_share(hw, c, ch);
+	note_consumed(c, ch);
 	/*
 	 * An uploading client would start each rekey at its limit and then
 	 * wait two round trips; sshd starts it while the client may still
@@ -710,7 +807,7 @@ hpn_window_kex_guess(struct ssh *ssh)
 {
 	struct hpn_window *hw = ssh->hpn_window;
 
-	return hw != NULL && !hw->disabled;
+	return hw != NULL && !hw->opt.disabled;
 }
 
 /* Called by channels.c when channel c is freed. */

@@ -21,8 +21,8 @@
  * Largest window we will ever advertise, and HPNBufferSize's upper bound.
  * The receiving channel's output buffer holds up to a window of data (a
  * consumer may stall once the window is granted), and its allocation up
- * to twice that before sshbuf packs it; 0003 raises SSHBUF_SIZE_MAX to
- * 1 GiB to leave room for it.
+ * to twice that before sshbuf packs it: a channel's output buffers may
+ * grow to SSHBUF_SIZE_MAX_WINDOW (1 GiB) for it.
  */
 #define HPN_WINDOW_MAX		(512*1024*1024)
 /*
