@@ -6,7 +6,8 @@
 #
 # TARBALL is the verified openssh-RELEASE.tar.gz (RELEASE, e.g. 10.0p1,
 # defaults to the name of the one directory in it), TOPDIR this
-# repository (patches/RELEASE/, our source files, README.hpn, LICENSE).
+# repository (patches/RELEASE/, our source files, README.hpn, docs/,
+# LICENSE).
 # OUTDIR gets:
 #
 #   NNNN-feature.patch   one per entry of patches/RELEASE/series, against
@@ -18,7 +19,8 @@
 #   openssh-RELEASE-VERSION-kitchen-sink.patch
 #                        all features in one patch
 #   hpn-patches-VERSION.tar.gz
-#                        the above with README.hpn, LICENSE and SHA256SUMS
+#                        the above with README.hpn, docs/*.md, LICENSE
+#                        and SHA256SUMS
 #   BASE                 the base these patches apply to (upstream's
 #                        RELEASE) and the published security fixes it
 #                        lacks (patches/security), with the route to a
@@ -189,10 +191,13 @@ if [ -n "$missing" ]; then
 fi
 
 # The tarball, reproducible: fixed order, owner and time.
-mkdir "$WORK/$NAME"
+mkdir "$WORK/$NAME" "$WORK/$NAME/docs"
 cp "$OUT"/*.patch "$OUT/series" "$OUT/BASE" "$TOP/README.hpn" \
     "$TOP/LICENSE" "$WORK/$NAME/"
-(cd "$WORK/$NAME" && sha256sum `ls | LC_ALL=C sort` >SHA256SUMS)
+# README.hpn points to docs/ for the detail and the figures.
+cp "$TOP"/docs/*.md "$WORK/$NAME/docs/"
+(cd "$WORK/$NAME" && sha256sum `find . -type f | sed 's|^\./||' |
+    LC_ALL=C sort` >SHA256SUMS)
 mtime=`git -C "$TOP" log -1 --format=@%ct 2>/dev/null || echo @0`
 (cd "$WORK" && tar --sort=name --owner=0 --group=0 --numeric-owner \
     --mtime="$mtime" -cf - "$NAME") | gzip -9n >"$OUT/$NAME.tar.gz"

@@ -79,7 +79,7 @@ if tar -xzf "$TGZ" -C "$TESTDIR/tgz" &&
 		cmp -s "$DIST/$f" "$TESTDIR/tgz/hpn-patches-$VERSION/$f" ||
 		    bad="$bad $f"
 	done
-	for f in README.hpn LICENSE; do
+	for f in README.hpn LICENSE `cd "$HPN_TOP" && ls docs/*.md`; do
 		cmp -s "$HPN_TOP/$f" "$TESTDIR/tgz/hpn-patches-$VERSION/$f" ||
 		    bad="$bad $f"
 	done
