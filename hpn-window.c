@@ -391,12 +391,12 @@ struct hpn_need {
 
 /*
  * The need at time now from a measured path: per_rtt plus headroom, at
- * least base.
- * For a patched peer the headroom is half of per_rtt.  While the link
- * fills, the windows may double each round trip, as TCP's slow start
- * does: while no queue forms on the path (the smoothed round trip stays
- * near its minimum) and never again once one clearly has (after a loss,
- * a burst of data held back until its repair looks like a faster path).
+ * least base; for a patched peer the headroom is half of per_rtt.  While
+ * the link fills, the windows may double each round trip, as TCP's slow
+ * start does: while no queue forms on the path (the smoothed round trip
+ * stays near its minimum) and never again once one clearly has (after a
+ * loss, a burst of data held back until its repair looks like a faster
+ * path).
  * Then the need is twice a window that turned over within a round trip
  * (the window, not the path, limits the transfer, and a rate measured
  * over the past lags it), for a stock sender only while the rate still
@@ -451,11 +451,17 @@ path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
 		hw->ramp.doubled = now;
 }
 
-/* Logs a budget at debug2 if it or its need is the highest so far. */
+/*
+ * Logs a budget at debug2 if it or its need is the highest so far; nidle
+ * channels are not busy, why (if not NULL) says why the need is fixed.
+ */
 static void
-log_budget(struct hpn_window *hw, const char *peer, const struct hpn_need *n,
-    u_int64_t idle, u_int nidle, const char *why)
+log_budget(struct hpn_window *hw, const struct hpn_need *n, u_int nidle,
+    const char *why)
 {
+	const char *peer = hw->peer.patched ? "patched" : "stock";
+	u_int64_t idle = (u_int64_t)nidle * CHAN_SES_WINDOW_DEFAULT;
+
 	if (hw->budget <= hw->budget_logged && n->need <= hw->need_logged)
 		return;
 	if (hw->budget > hw->budget_logged)
@@ -494,10 +500,10 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	struct hpn_need n;
 	u_int64_t budget, idle;
 	u_int nchan, base;
-	const char *peer, *why = NULL;
+	const char *why = NULL;
 
-	peer = peer_is_patched(ssh, hw) ? "patched" : "stock";
-	base = hw->peer.patched ? HPN_WINDOW_HEADROOM : HPN_WINDOW_STOCK_MAX;
+	base = peer_is_patched(ssh, hw) ? HPN_WINDOW_HEADROOM :
+	    HPN_WINDOW_STOCK_MAX;
 	nchan = count_channels(hw, now);
 	idle = (u_int64_t)(nchan - hw->nbusy) * CHAN_SES_WINDOW_DEFAULT;
 	memset(&n, 0, sizeof(n));
@@ -527,7 +533,7 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 	budget = budget_of(n.need, idle, nchan);
 	hw->budget = budget > UINT_MAX ? UINT_MAX : (u_int)budget;
 	hw->ramp.calm_budget = budget_of(hw->ramp.calm, idle, nchan);
-	log_budget(hw, peer, &n, idle, nchan - hw->nbusy, why);
+	log_budget(hw, &n, nchan - hw->nbusy, why);
 }
 
 /* Polls the connection's receive buffer and path; sets the budget. */
