@@ -46,6 +46,9 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#ifdef __GLIBC__
+# include <malloc.h>		/* malloc_trim */
+#endif
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +87,8 @@ struct hpn_chan {
 	u_int64_t used;		/* taken by its consumer since it turned over */
 	double busy;		/* when its window last turned over */
 	int idle;		/* not busy at the last poll */
+	u_int held;		/* most its output buffers held since */
+	double drained;		/* when they last became empty; 0: not */
 };
 
 /* A connection's window state, in struct ssh. */
@@ -332,15 +337,25 @@ hpn_path_sample(struct ssh *ssh, struct hpn_window *hw, double now,
 #endif /* HPN_HAVE_TCP_INFO */
 }
 
-/* Whether counted channel ch is busy at time now. */
-static int
-chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
+/*
+ * How long, in seconds, a channel counts as busy after its window turned
+ * over: HPN_BUSY_MSEC, or two round trips if that is longer.
+ */
+static double
+busy_span(struct hpn_window *hw)
 {
 	double span = HPN_BUSY_MSEC / 1000.0;
 
 	if (span < 2 * (hw->path.rtt / 1000000.0))
 		span = 2 * (hw->path.rtt / 1000000.0);
-	return ch->busy != 0 && now - ch->busy < span;
+	return span;
+}
+
+/* Whether counted channel ch is busy at time now. */
+static int
+chan_busy(struct hpn_window *hw, struct hpn_chan *ch, double now)
+{
+	return ch->busy != 0 && now - ch->busy < busy_span(hw);
 }
 
 /*
@@ -491,8 +506,10 @@ log_budget(struct hpn_window *hw, const struct hpn_need *n, u_int nidle,
  * most HPNBufferSize, plus a stock window for each counted channel that
  * is not busy, and never less than a stock window per counted channel.
  * Where no round trip was measured yet the need is the headroom alone;
- * where TCP_INFO does not tell (not Linux, a ProxyCommand) it is fixed:
- * HPNBufferSize for a patched peer, HPN_WINDOW_STOCK_MAX for a stock one.
+ * where TCP_INFO does not tell (not Linux, a ProxyCommand) it is fixed at
+ * HPN_WINDOW_STOCK_MAX, whatever the peer's banner says: nothing measures
+ * what the path carries, and a consumer that stalls would leave a larger
+ * budget's worth of data in memory.
  */
 static void
 hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
@@ -519,8 +536,7 @@ hpn_set_budget(struct ssh *ssh, struct hpn_window *hw, double now)
 		break;
 	default:
 		hw->ramp.doubling = 0;
-		n.calm = n.need = hw->peer.patched ? hw->opt.max :
-		    HPN_WINDOW_STOCK_MAX;
+		n.calm = n.need = HPN_WINDOW_STOCK_MAX;
 		why = "no TCP_INFO";
 		break;
 	}
@@ -739,6 +755,43 @@ chan_share(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
 }
 
 /*
+ * Notes that channel c's output buffers hold buffered bytes at time now.
+ * Once they have been empty for as long as a channel stays busy
+ * (busy_span()), buffers that held more than HPN_BUFFER_KEEP since they
+ * last did so give their memory back, as sshbuf keeps what it allocated,
+ * and glibc's malloc gives the free pages of its heap (what the buffers
+ * left behind as they grew) back to the system: the memory follows what
+ * is buffered, not what once was.  Not at each drain: a consumer slower
+ * than the link empties and refills its buffers many times a second.
+ */
+static void
+chan_buffered(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
+    u_int buffered, double now)
+{
+	if (buffered > ch->held)
+		ch->held = buffered;
+	if (buffered != 0 || ch->held <= HPN_BUFFER_KEEP) {
+		ch->drained = 0;
+		return;
+	}
+	if (ch->drained == 0)
+		ch->drained = now;
+	if (now - ch->drained < busy_span(hw))
+		return;
+	debug2("channel %d: output empty for %.1f s, buffers that held %u "
+	    "bytes give their memory back", c->self, now - ch->drained,
+	    ch->held);
+	sshbuf_reset(c->output);
+	if (c->extended_usage == CHAN_EXTENDED_WRITE)
+		sshbuf_reset(c->extended);
+	ch->held = 0;
+	ch->drained = 0;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+/*
  * Notes what channel c's consumer took that channel_check_window() does
  * not return as window right after this: it sends local_consumed as an
  * adjust, and zeroes it, on the same condition as here.
@@ -781,6 +834,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	buffered = sshbuf_len(c->output);
 	if (c->extended_usage == CHAN_EXTENDED_WRITE)
 		buffered += sshbuf_len(c->extended);
+	chan_buffered(hw, c, ch, buffered, now);
 	win = c->local_window_max;
 	if (ch->used >= win && buffered <= win / 4)
 		chan_turned_over(ssh, hw, c, ch, now);
@@ -802,6 +856,27 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	if (ssh->kex != NULL && (ssh->kex->server ||
 	    (ssh->kex->flags & KEX_GUESS_OK) != 0))
 		ssh_packet_set_rekey_reserve(ssh, hw->total + hw->total / 16);
+}
+
+/*
+ * Called by channels.c for an open channel as it prepares to poll: wakes
+ * the poll when channel c's empty buffers are due to give their memory
+ * back (chan_buffered()).
+ */
+void
+hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
+{
+	struct hpn_window *hw = ssh->hpn_window;
+	struct hpn_chan *ch;
+	double left;
+
+	if (hw == NULL || c->self < 0 || (u_int)c->self >= hw->nchan)
+		return;
+	ch = &hw->chan[c->self];
+	if (ch->win == 0 || ch->drained == 0)
+		return;
+	left = ch->drained + busy_span(hw) - monotime_double();
+	ptimeout_deadline_ms(timeout, left > 0 ? (long)(left * 1000) + 1 : 0);
 }
 
 /*

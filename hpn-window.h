@@ -67,7 +67,7 @@
  * trip's worth stands in the link's queue.  At least HPN_WINDOW_HEADROOM
  * in either case: room for the data waiting in the receiver's buffers.
  * Where TCP_INFO does not give the rate and round trip, the budget is
- * HPNBufferSize.
+ * HPN_WINDOW_STOCK_MAX, as for a stock peer.
  */
 #define HPN_WINDOW_HEADROOM	(8*1024*1024)
 /*
@@ -82,6 +82,11 @@
  * this many minimum round trips limits the transfer: it may double.
  */
 #define HPN_TURN_RTTS		1.25
+/*
+ * A channel's output buffers that held more than this give their memory
+ * back once they have been empty for as long as a channel stays busy.
+ */
+#define HPN_BUFFER_KEEP		(256*1024)
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*
@@ -100,10 +105,12 @@
 
 struct ssh;
 struct Channel;
+struct timespec;
 
 void	hpn_window_init(struct ssh *, int, int, int);
 void	hpn_window_update(struct ssh *, struct Channel *);
 void	hpn_window_forget(struct ssh *, struct Channel *);
+void	hpn_window_timeout(struct ssh *, struct Channel *, struct timespec *);
 int	hpn_window_kex_guess(struct ssh *);
 int	hpn_sock_rcvbuf(int);
 void	hpn_set_sock_rcvbuf(int, int);

@@ -504,6 +504,12 @@ descendants() {
 	done
 }
 
+# HPN_PROXY: a ProxyCommand (needs bash, for /dev/tcp) that connects to
+# %h:%p: the connection is then on pipes, with no TCP_INFO.  The reader in
+# the background is killed when the proxy ends: left alone it would hold
+# the TCP connection, and with it the sshd session, open.
+HPN_PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & r=\$!; trap \"kill \$r\" EXIT; cat >&3'"
+
 # sessions_hwm: the largest peak RSS (VmHWM, KiB) of the processes below
 # the sshd started last (its sessions), or nothing.
 sessions_hwm() {

@@ -72,3 +72,126 @@ echo "# agent-flood: peak RSS `expr $ours / 1024` MiB"
 check agent-flood-bounded test "$ours" -gt 0 -a "$ours" -lt 327680
 check_has agent-flood-gives-up "$TESTDIR/agent.log" \
     'insufficient buffer space'
+
+# The rest is hpn-window.c's logic, the same on every release.
+default_release_only "stalled-*, drained-*" && exit 0
+
+# rss PID: VmRSS of PID in KiB.
+rss() {
+	sed -n 's/^VmRSS:[ 	]*\([0-9]*\) kB/\1/p' /proc/$1/status 2>/dev/null
+}
+
+# session_rss: the VmRSS (KiB) of the sshd-session that runs the channels
+# of the sshd started last's connection: the last one below it (on 9.2p1
+# a root login's session runs in the first).
+session_rss() {
+	for _p in `descendants $SSHD_PID`; do
+		grep -q '^Name:[[:space:]]*sshd' /proc/$_p/status 2>/dev/null &&
+		    _last=$_p
+	done
+	rss $_last
+}
+
+# A consumer that takes 8 MiB, stalls until $TESTDIR/go exists (after
+# saying so with $TESTDIR/stalled), then takes the rest of 64 MiB and
+# says so with $TESTDIR/drained.
+CONSUME="dd bs=1M count=8 iflag=fullblock of=/dev/null 2>/dev/null;
+    touch $TESTDIR/stalled; while [ ! -f $TESTDIR/go ]; do sleep 0.1; done;
+    dd bs=1M count=56 iflag=fullblock of=/dev/null 2>/dev/null;
+    touch $TESTDIR/drained"
+
+# stall_run HOW CMD...: runs CMD (an ssh, in the background; HOW is
+# "down" when the consumer takes its output, "up" when it runs on the
+# server) and measures the RSS (KiB) of the process that receives (ssh,
+# or the sshd-session): once the consumer stalled and the windows had two
+# seconds to fill (STALLED), and once it took everything while the
+# channel is still open both ways (DRAINED).
+stall_run() {
+	_how=$1
+	shift
+	rm -f "$TESTDIR/stalled" "$TESTDIR/go" "$TESTDIR/drained" \
+	    "$TESTDIR/fifo"
+	mkfifo "$TESTDIR/fifo"
+	STALLED=0
+	DRAINED=0
+	if [ $_how = down ]; then
+		"$@" 'head -c 67108864 /dev/zero; sleep 4' >"$TESTDIR/fifo" \
+		    2>"$TESTDIR/err" &
+		_ssh=$!
+		sh -c "$CONSUME" <"$TESTDIR/fifo" &
+	else
+		"$@" "$CONSUME; sleep 4" <"$TESTDIR/fifo" 2>"$TESTDIR/err" &
+		_ssh=$!
+		# Its input stays open: at its end sshd frees the buffer
+		# anyway.
+		{ head -c 67108864 /dev/zero; sleep 5; } >"$TESTDIR/fifo" &
+	fi
+	_other=$!
+	hpn_track_pid $_ssh
+	hpn_track_pid $_other
+	if wait_until 30 test -f "$TESTDIR/stalled"; then
+		sleep 2
+		STALLED=`stall_rss $_how $_ssh`
+		touch "$TESTDIR/go"
+		wait_until 30 test -f "$TESTDIR/drained" && sleep 2 &&
+		    DRAINED=`stall_rss $_how $_ssh`
+	fi
+	wait $_ssh
+	wait $_other
+	hpn_untrack_pid $_ssh
+	hpn_untrack_pid $_other
+	: ${STALLED:=0} ${DRAINED:=0}
+}
+
+# stall_rss HOW PID: the RSS (KiB) of ssh (PID) for "down", of the
+# sshd-session for "up".
+stall_rss() {
+	if [ $1 = down ]; then
+		rss $2
+	else
+		session_rss
+	fi
+}
+
+# rss_check NAME OURS STOCK SLACK: pass if OURS (KiB) is at most SLACK
+# KiB above STOCK, and both were measured.
+rss_check() {
+	echo "# $1: RSS ours `expr $2 / 1024` MiB, stock's `expr $3 / 1024` MiB"
+	if [ "$2" -le 0 ] || [ "$3" -le 0 ]; then
+		fail "$1" "not measured: `tail -n 1 "$TESTDIR/err"`"
+	elif [ "$2" -gt `expr $3 + $4` ]; then
+		fail "$1" "ours $2 KiB, more than $4 KiB above stock's $3 KiB"
+	else
+		pass "$1"
+	fi
+}
+
+# Downloads through a ProxyCommand (no TCP_INFO) and over TCP, stock's ssh
+# and ours from our sshd: through the ProxyCommand our ssh's windows stay
+# at a stock peer's cap (8064 KiB, 6 MiB above stock's window, and its
+# allocation up to a quarter more), whatever the banner says; once drained, each ssh's buffers are back near stock's
+# size.  (With the budget at HPNBufferSize the stalled ssh held 320 MiB
+# more than stock's, and kept it after the drain.)
+start_sshd mem hpn
+for _via in proxy tcp; do
+	set -- -F "$SSH_CONFIG"
+	[ $_via = tcp ] || set -- "$@" -o "ProxyCommand $HPN_PROXY"
+	stall_run down "$STOCK_BUILD/ssh" "$@" hpntest
+	_sst=$STALLED
+	_sdr=$DRAINED
+	stall_run down "$HPN_BUILD/ssh" "$@" hpntest
+	[ $_via = tcp ] || rss_check stalled-proxy $STALLED $_sst 12288
+	rss_check drained-$_via-download $DRAINED $_sdr 4096
+done
+stop_sshd
+
+# An upload whose command stalls, then takes everything: the sshd-session
+# that received it is back near stock's size.
+start_sshd memstock stock
+stall_run up "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" hpntest
+_sdr=$DRAINED
+stop_sshd
+start_sshd mem hpn
+stall_run up "$HPN_BUILD/ssh" -F "$SSH_CONFIG" hpntest
+rss_check drained-upload $DRAINED $_sdr 4096
+stop_sshd
