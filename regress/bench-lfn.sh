@@ -23,8 +23,10 @@
 # patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp
 # sftp"; "ssh-file scp sftp" on links of 600 ms or more; "tar-tree",
 # "scp-tree" and "sftp-tree" copy a tree of BENCH_TREE_FILES files of 64
-# KiB, default 1000: tar c | ssh tar x, scp -r and sftp put/get -r) select
-# rows.  With
+# KiB, default 1000: tar c | ssh tar x, scp -r and sftp put/get -r;
+# "ssh-file-x8" runs eight ssh-file transfers of an eighth each at once,
+# on eight connections, and its server RSS is the sum over all of sshd's
+# processes) select rows.  With
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
@@ -71,12 +73,22 @@ link_cpu() {
 	    "/proc/$LFN_LINK_PID/stat"
 }
 
+# sessions_hwm_sum: the sum of the peak RSS (VmHWM, KiB) of the processes
+# below the sshd started last.
+sessions_hwm_sum() {
+	for _p in `descendants $SSHD_PID`; do
+		sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
+		    "/proc/$_p/status" 2>/dev/null
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
 # hwm_start / hwm_stop: SRSS, the largest VmHWM (KiB) of sshd's sessions
-# while a transfer runs, sampled every half second (VmHWM only grows).
+# while a transfer runs, and SRSS_SUM, the largest sum of them, sampled
+# every half second (VmHWM only grows).
 hwm_start() {
 	: >"$TESTDIR/hwm"
 	( while :; do
-		sessions_hwm >>"$TESTDIR/hwm"
+		echo "`sessions_hwm` `sessions_hwm_sum`" >>"$TESTDIR/hwm"
 		sleep 0.5
 	done ) &
 	HWM_PID=$!
@@ -85,8 +97,10 @@ hwm_start() {
 hwm_stop() {
 	kill $HWM_PID 2>/dev/null
 	wait $HWM_PID 2>/dev/null
-	SRSS=`sort -n "$TESTDIR/hwm" | tail -n 1`
-	SRSS=${SRSS:-0}
+	SRSS=`awk 'NF == 2 && $1 > m { m = $1 } END { print m + 0 }' \
+	    "$TESTDIR/hwm"`
+	SRSS_SUM=`awk '$NF > m { m = $NF } END { print m + 0 }' \
+	    "$TESTDIR/hwm"`
 }
 
 # run CMD: runs CMD in A under time(1); sets ELAPSED, CCPU and CRSS
@@ -124,11 +138,15 @@ cmd() {
 	case "$1:$2" in
 	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
 	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
+	up:ssh-file-x8)	echo "for i in 1 2 3 4 5 6 7 8; do $3 $_o hpntest" \
+			    "'cat >/dev/null' <$6.x8 & done; wait" ;;
 	up:scp)		echo "$4 -q -S $3 $_o $_scp $6 hpntest:/dev/null" ;;
 	up:sftp)	printf 'put %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
 			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
 	down:ssh-file)	echo "$3 $_o hpntest 'cat $6' >/dev/null" ;;
 	down:ssh-pipe)	echo "$3 $_o hpntest 'cat $6 | cat' >/dev/null" ;;
+	down:ssh-file-x8) echo "for i in 1 2 3 4 5 6 7 8; do $3 $_o hpntest" \
+			    "'cat $6.x8' >/dev/null & done; wait" ;;
 	down:scp)	echo "$4 -q -S $3 $_o $_scp hpntest:$6 /dev/null" ;;
 	down:sftp)	printf 'get %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
 			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
@@ -171,6 +189,9 @@ bench_pair() {
 			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $_e`"
 			_setup=$ELAPSED
 			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $_d`"
+			case $_m in
+			*-x8)	SRSS=$SRSS_SUM ;;
+			esac
 			echo "$ELAPSED $_setup ${CCPU:--} $SCPU ${CRSS:--} $SRSS" \
 			    >>"$TESTDIR/runs"
 			_r=`expr $_r + 1`
@@ -219,6 +240,7 @@ window_row() {
 
 EMPTY="$TESTDIR/empty"
 : >"$EMPTY"
+: >"$EMPTY.x8"
 # The tree of the *-tree methods: BENCH_TREE_FILES files of 64 KiB.
 TREE_FILES=${BENCH_TREE_FILES:-1000}
 case "$TREE_FILES" in
@@ -254,6 +276,10 @@ for link in $LINKS; do
 	eval "BYTES=\${BENCH_BYTES_${mbit}_$rtt:-\${BENCH_BYTES_$mbit:-\${BENCH_BYTES:-$_bytes}}}"
 	RAW_BYTES=${BENCH_RAW_BYTES:-$BYTES}
 	DATA=`make_data $BYTES`
+	case " $METHODS " in
+	*" ssh-file-x8 "*)
+		head -c `expr $BYTES / 8` "$DATA" >"$DATA.x8" ;;
+	esac
 	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
 	_l0=`link_cpu`
 	RAW=`lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 $RAW_BYTES |
@@ -284,6 +310,6 @@ for link in $LINKS; do
 	esac
 	lfn_down
 	sed -n 's/^tunlink: a->b/# link counters: a->b/p' "$TESTDIR/tunlink.log" 2>/dev/null
-	rm -f "$DATA" "$TESTDIR/tunlink.log"
+	rm -f "$DATA" "$DATA.x8" "$TESTDIR/tunlink.log"
 done
 exit 0
