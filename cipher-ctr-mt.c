@@ -317,7 +317,7 @@ ctr_add(uint64_t *hi, uint64_t *lo, uint64_t n)
  * vector loads and stores.  dst may equal src.
  *
  * The vector loop and its prefetch pay with AES-NI, where the XOR is a
- * large part of the connection thread's work: regress/unit/bench_ctr_mt
+ * large part of the connection thread's work: bench/bench_ctr_mt
  * 512 32 9, 1 worker, two rounds alternated on a quiet 2-core Xeon with
  * AES-NI (2026-11-25), mt/serial aes128/192/256 1.19-1.20/1.28-1.30/
  * 1.37-1.38x with it, 1.09/1.19-1.24/1.29x with a word-at-a-time loop.

@@ -12,7 +12,7 @@
 #   with -X nrequests=64 it stays at 64.
 
 . "`dirname "$0"`/lib.sh"
-. "$HPN_TOP/regress/lfn.sh"
+. "$HPN_TOP/bench/lfn.sh"
 
 SSH="$HPN_BUILD/ssh"
 SCP="$HPN_BUILD/scp"

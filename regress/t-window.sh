@@ -3,7 +3,7 @@
 # t-window.sh: dynamic channel windows.  The options in sshd -T / ssh -G and
 # their bad values; sshd starting an upload's rekeys (on loopback); then,
 # on an emulated 100 Mbit/s, 50 ms RTT link
-# (regress/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
+# (bench/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
 # window must grow past stock's 2 MiB (from the debug2 log) and stay within
 # the connection's window budget logged at debug2: the data carried in a
 # round trip (receive rate times minimum round trip) plus headroom, and a
@@ -28,7 +28,7 @@
 # printed).
 
 . "`dirname "$0"`/lib.sh"
-. "$HPN_TOP/regress/lfn.sh"
+. "$HPN_TOP/bench/lfn.sh"
 
 SSH="$HPN_BUILD/ssh"
 SIZE=${HPN_WINDOW_BYTES:-67108864}

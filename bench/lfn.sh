@@ -6,7 +6,7 @@
 # Two network namespaces, A (client, 198.18.0.1) and B (server,
 # 198.18.0.2), joined by a link with a set one-way delay, rate and
 # drop-tail queue: tc netem on a veth pair where the kernel has sch_netem,
-# otherwise regress/tunlink.c, our user-space link between two TUN
+# otherwise bench/tunlink.c, our user-space link between two TUN
 # devices.  Everything is removed on every exit path by lib.sh's trap.
 # Needs root; lfn_usable says why not when it cannot run.
 #
@@ -52,10 +52,10 @@ lfn_b() {
 }
 
 _lfn_cc() {
-	# _lfn_cc NAME: build regress/NAME.c into $TESTDIR once.
+	# _lfn_cc NAME: build bench/NAME.c into $TESTDIR once.
 	[ -x "$TESTDIR/$1" ] && return 0
-	${CC:-cc} -O2 -o "$TESTDIR/$1" "$HPN_TOP/regress/$1.c" ||
-	    die "cannot build regress/$1.c"
+	${CC:-cc} -O2 -o "$TESTDIR/$1" "$HPN_TOP/bench/$1.c" ||
+	    die "cannot build bench/$1.c"
 }
 
 # The namespaces get the TCP buffer limits of a host tuned for long fat
@@ -113,7 +113,7 @@ _lfn_tunlink() {
 	    2>>"$TESTDIR/tunlink.log" &
 	LFN_LINK_PID=$!
 	hpn_track_pid $LFN_LINK_PID
-	LFN_KIND="user-space TUN link (regress/tunlink.c)"
+	LFN_KIND="user-space TUN link (bench/tunlink.c)"
 }
 
 # lfn_up MBIT RTT-MS

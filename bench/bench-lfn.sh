@@ -1,11 +1,11 @@
 #!/bin/sh
 #
 # bench-lfn.sh: throughput on an emulated long fat network (make bench-lfn;
-# not part of make check).  Needs root (network namespaces, regress/lfn.sh).
+# not part of make check).  Needs root (network namespaces, bench/lfn.sh).
 #
 # For each link (default "1000:100 100:50 1000:600 1000:1000",
 # Mbit/s:RTT-ms, override with BENCH_LINKS) it measures raw TCP goodput
-# with regress/lfnperf.c, then for stock->stock, patched->patched,
+# with bench/lfnperf.c, then for stock->stock, patched->patched,
 # stock->patched (upload into our sshd) and patched<-stock (download by
 # our ssh from a stock sshd), and on request patched<-patched (download
 # between ours): ssh 'cat >/dev/null' fed from a file and
@@ -36,8 +36,8 @@
 # the host's, printed on each link's line) sets the TCP congestion control
 # in both namespaces, for raw TCP too.
 
-. "`dirname "$0"`/lib.sh"
-. "$HPN_TOP/regress/lfn.sh"
+. "`dirname "$0"`/../regress/lib.sh"
+. "$HPN_TOP/bench/lfn.sh"
 
 LINKS=${BENCH_LINKS:-"1000:100 100:50 1000:600 1000:1000"}
 PAIRS=${BENCH_PAIRS:-"stock->stock patched->patched stock->patched patched<-stock"}

@@ -22,7 +22,7 @@
 # the processes that waited for the others), so they hold on a loaded
 # machine far better than the MB/s do.
 
-. "`dirname "$0"`/lib.sh"
+. "`dirname "$0"`/../regress/lib.sh"
 
 BYTES=${BENCH_BYTES:-2147483648}
 RUNS=${BENCH_RUNS:-5}
@@ -50,7 +50,8 @@ echo
 if [ -z "${BENCH_SKIP_ENGINE:-}" ]; then
 	b="$TESTDIR/bench_ctr_mt"
 	if $CC -O2 -g -I"$HPN_BUILD" -I"$HPN_BUILD/openbsd-compat" \
-	    -I"$HPN_TOP" -o "$b" "$HPN_TOP/regress/unit/bench_ctr_mt.c" \
+	    -I"$HPN_TOP" -I"$HPN_TOP/regress/unit" -o "$b" \
+	    "$HPN_TOP/bench/bench_ctr_mt.c" \
 	    "$HPN_TOP/cipher-ctr-mt.c" "$HPN_TOP/cipher-ctr-mt-policy.c" \
 	    -L"$HPN_BUILD" -L"$HPN_BUILD/openbsd-compat" -lssh \
 	    -lopenbsd-compat -lssh -lopenbsd-compat -lcrypto -lz -lpthread \
