@@ -35,6 +35,9 @@
  * channels above an equal share of the budget give some back, by not
  * returning data their consumers took to the sender as window.
  *
+ * A channel's output buffers that held more than HPN_BUFFER_KEEP give
+ * their memory back once they have been empty for a while.
+ *
  * sshd also starts each rekey before the client's limit by what the
  * client may still send (the windows): a client that starts a rekey
  * itself sends no data for two round trips, and for one when sshd does.
@@ -87,7 +90,7 @@ struct hpn_chan {
 	u_int64_t used;		/* taken by its consumer since it turned over */
 	double busy;		/* when its window last turned over */
 	int idle;		/* not busy at the last poll */
-	u_int held;		/* most its output buffers held since */
+	u_int held;		/* most its buffers held since given back */
 	double drained;		/* when they last became empty; 0: not */
 };
 
@@ -861,7 +864,8 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 /*
  * Called by channels.c for an open channel as it prepares to poll: wakes
  * the poll when channel c's empty buffers are due to give their memory
- * back (chan_buffered()).
+ * back (chan_buffered()).  Only for a channel that hpn_window_update()
+ * will see after the poll, or the poll would not wait at all.
  */
 void
 hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
@@ -870,7 +874,10 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 	struct hpn_chan *ch;
 	double left;
 
-	if (hw == NULL || c->self < 0 || (u_int)c->self >= hw->nchan)
+	if (hw == NULL || hw->opt.disabled ||
+	    (c->flags & (CHAN_CLOSE_SENT|CHAN_CLOSE_RCVD)) != 0 ||
+	    c->local_window_max < CHAN_SES_WINDOW_DEFAULT ||
+	    c->self < 0 || (u_int)c->self >= hw->nchan)
 		return;
 	ch = &hw->chan[c->self];
 	if (ch->win == 0 || ch->drained == 0)
