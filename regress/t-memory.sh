@@ -103,9 +103,10 @@ CONSUME="dd bs=1M count=8 iflag=fullblock of=/dev/null 2>/dev/null;
 # stall_run HOW CMD...: runs CMD (an ssh, in the background; HOW is
 # "down" when the consumer takes its output, "up" when it runs on the
 # server) and measures the RSS (KiB) of the process that receives (ssh,
-# or the sshd-session): once the consumer stalled and the windows had two
-# seconds to fill (STALLED), and once it took everything while the
-# channel is still open both ways (DRAINED).
+# or the sshd-session): once the consumer stalled and the windows had a
+# second to fill (STALLED), and two seconds after it took everything, the
+# channel still open both ways (DRAINED; buffers give their memory back
+# after a second empty).
 stall_run() {
 	_how=$1
 	shift
@@ -115,22 +116,22 @@ stall_run() {
 	STALLED=0
 	DRAINED=0
 	if [ $_how = down ]; then
-		"$@" 'head -c 67108864 /dev/zero; sleep 4' >"$TESTDIR/fifo" \
+		"$@" 'head -c 67108864 /dev/zero; sleep 3' >"$TESTDIR/fifo" \
 		    2>"$TESTDIR/err" &
 		_ssh=$!
 		sh -c "$CONSUME" <"$TESTDIR/fifo" &
 	else
-		"$@" "$CONSUME; sleep 4" <"$TESTDIR/fifo" 2>"$TESTDIR/err" &
+		"$@" "$CONSUME; sleep 3" <"$TESTDIR/fifo" 2>"$TESTDIR/err" &
 		_ssh=$!
 		# Its input stays open: at its end sshd frees the buffer
 		# anyway.
-		{ head -c 67108864 /dev/zero; sleep 5; } >"$TESTDIR/fifo" &
+		{ head -c 67108864 /dev/zero; sleep 3; } >"$TESTDIR/fifo" &
 	fi
 	_other=$!
 	hpn_track_pid $_ssh
 	hpn_track_pid $_other
 	if wait_until 30 test -f "$TESTDIR/stalled"; then
-		sleep 2
+		sleep 1
 		STALLED=`stall_rss $_how $_ssh`
 		touch "$TESTDIR/go"
 		wait_until 30 test -f "$TESTDIR/drained" && sleep 2 &&

@@ -95,15 +95,22 @@ else
 	in_pty "$TESTDIR/pty.scp-up" "$SCP -O -l $LIMIT -S $SSH \
 	    -F $SSH_CONFIG $D hpntest:$TESTDIR/m.up"
 	check_meter scp-legacy-upload "$TESTDIR/pty.scp-up"
-	in_pty "$TESTDIR/pty.scp-down" "$SCP -l $LIMIT -S $SSH \
-	    -F $SSH_CONFIG hpntest:$D $TESTDIR/m.down"
-	check_meter scp-download "$TESTDIR/pty.scp-down"
-	in_pty "$TESTDIR/pty.sftp" "echo 'get $D $TESTDIR/m.sftp' | \
-	    $SFTP -l $LIMIT -S $SSH -F $SSH_CONFIG hpntest"
-	# sftp's prompt echo goes to the terminal too; the meter is the same.
-	check_meter sftp-get "$TESTDIR/pty.sftp"
-	check meter-data sh -c "cmp '$D' '$TESTDIR/m.up' &&
-	    cmp '$D' '$TESTDIR/m.down' && cmp '$D' '$TESTDIR/m.sftp'"
+	# The meter is progressmeter.c's, whoever calls it: other releases
+	# check it once (six seconds each way).
+	if ! default_release_only "scp-download-*, sftp-get-*"; then
+		in_pty "$TESTDIR/pty.scp-down" "$SCP -l $LIMIT -S $SSH \
+		    -F $SSH_CONFIG hpntest:$D $TESTDIR/m.down"
+		check_meter scp-download "$TESTDIR/pty.scp-down"
+		in_pty "$TESTDIR/pty.sftp" "echo 'get $D $TESTDIR/m.sftp' | \
+		    $SFTP -l $LIMIT -S $SSH -F $SSH_CONFIG hpntest"
+		# sftp's prompt echo goes to the terminal too; the meter is
+		# the same.
+		check_meter sftp-get "$TESTDIR/pty.sftp"
+		check meter-data sh -c "cmp '$D' '$TESTDIR/m.up' &&
+		    cmp '$D' '$TESTDIR/m.down' && cmp '$D' '$TESTDIR/m.sftp'"
+	else
+		check meter-data cmp "$D" "$TESTDIR/m.up"
+	fi
 
 	# A narrow terminal keeps the stock columns rather than the name.
 	COLS=45
@@ -334,7 +341,11 @@ fi
 # A client banner of 950 characters (the protocol allows up to 8192) comes
 # last in the line, cut to 256 characters: the counters before it stay
 # whole and exact.  paramiko sends the banner and echoes 100000 bytes.
-if /usr/bin/python3 -c 'import paramiko' 2>/dev/null; then
+# How the line bounds a value is transfer-log.c's, the same on every
+# release.
+if default_release_only "log-long-banner*, log-disconnect*"; then
+	:
+elif /usr/bin/python3 -c 'import paramiko' 2>/dev/null; then
 	m=`log_mark`
 	LONGBANNER="SSH-2.0-`head -c 942 /dev/zero | tr '\\0' b`"
 	HPN_PORT=$SSHD_PORT HPN_KEY="$TESTDIR/id_ed25519" HPN_BANNER="$LONGBANNER" \
