@@ -190,6 +190,19 @@ hpn_window_init(struct ssh *ssh, int disabled, int max_kib, int poll)
 	    hw->opt.max, poll ? "yes" : "no");
 }
 
+/* Frees the connection's window state; packet.c calls it on close. */
+void
+hpn_window_free(struct ssh *ssh)
+{
+	struct hpn_window *hw = ssh->hpn_window;
+
+	if (hw == NULL)
+		return;
+	free(hw->chan);
+	free(hw);
+	ssh->hpn_window = NULL;
+}
+
 /* Returns the current receive buffer size of socket sock in bytes, or -1. */
 int
 hpn_sock_rcvbuf(int sock)

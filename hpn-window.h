@@ -108,6 +108,7 @@ struct Channel;
 struct timespec;
 
 void	hpn_window_init(struct ssh *, int, int, int);
+void	hpn_window_free(struct ssh *);
 void	hpn_window_update(struct ssh *, struct Channel *);
 void	hpn_window_forget(struct ssh *, struct Channel *);
 void	hpn_window_timeout(struct ssh *, struct Channel *, struct timespec *);
