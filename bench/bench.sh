@@ -53,9 +53,7 @@ if [ -z "${BENCH_SKIP_ENGINE:-}" ]; then
 	    -I"$HPN_TOP" -I"$HPN_TOP/regress/unit" -o "$b" \
 	    "$HPN_TOP/bench/bench_ctr_mt.c" \
 	    "$HPN_TOP/cipher-ctr-mt.c" "$HPN_TOP/cipher-ctr-mt-policy.c" \
-	    -L"$HPN_BUILD" -L"$HPN_BUILD/openbsd-compat" -lssh \
-	    -lopenbsd-compat -lssh -lopenbsd-compat -lcrypto -lz -lpthread \
-	    2>"$TESTDIR/cc.err"; then
+	    $HPN_LIBSSH 2>"$TESTDIR/cc.err"; then
 		# 9 rounds: the ratio is the median of 9 same-round ratios.
 		echo "== engine: MT-AES-CTR vs OpenSSL serial AES-CTR (AES-NI on)"
 		"$b" ${BENCH_ENGINE_MIB:-512} 32 9

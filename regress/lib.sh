@@ -13,6 +13,10 @@
 HPN_TOP="${HPN_TOP:-`cd "\`dirname "$0"\`/.." && pwd`}"
 HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
 STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
+# The link line of a program built against the patched libssh.a (unit
+# tests, benchmarks).
+HPN_LIBSSH="-L$HPN_BUILD -L$HPN_BUILD/openbsd-compat -lssh -lopenbsd-compat \
+    -lssh -lopenbsd-compat -lcrypto -lz -lpthread"
 # The OpenSSH release under test (make passes it): else the one the
 # patched tree's stamp names, else the one configure chose.
 HPN_OPENSSH="${HPN_OPENSSH:-`cat "$HPN_BUILD/.hpn-patched" 2>/dev/null`}"
@@ -613,8 +617,7 @@ unit_libssh() {
 	[ -f "$_b/ssh-pkcs11-client.o" ] && _objs="$_objs $_b/ssh-pkcs11-client.o"
 	if ! ${CC:-cc} -O2 -g -I"$_b" -I"$_b/openbsd-compat" \
 	    -o "$TESTDIR/$1" "$HPN_TOP/regress/unit/$1.c" $_objs \
-	    -L"$_b" -L"$_b/openbsd-compat" -lssh -lopenbsd-compat -lssh \
-	    -lopenbsd-compat -lcrypto -lz -lpthread >"$TESTDIR/cc.$1" 2>&1
+	    $HPN_LIBSSH >"$TESTDIR/cc.$1" 2>&1
 	then
 		fail "${2}build" "`grep -m1 error "$TESTDIR/cc.$1"`"
 		return

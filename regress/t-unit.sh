@@ -29,10 +29,6 @@ ASAN_UBSAN="-O1 -g -fno-omit-frame-pointer \
 ASAN_UBSAN_ENV="ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
     UBSAN_OPTIONS=halt_on_error=1"
 
-# The patched libssh.a and what it needs, for every program below.
-LIBSSH="-L$HPN_BUILD -L$HPN_BUILD/openbsd-compat -lssh -lopenbsd-compat -lssh \
-    -lopenbsd-compat -lcrypto -lz -lpthread"
-
 [ -f "$HPN_BUILD/config.h" ] || die "no configured tree at $HPN_BUILD"
 [ -f "$HPN_BUILD/openbsd-compat/libopenbsd-compat.a" ] ||
     die "no libopenbsd-compat.a in $HPN_BUILD: run make first"
@@ -87,7 +83,7 @@ TAG=
 SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c \
     $HPN_TOP/cipher-ctr-mt-policy.c"
 DEFS="-DCTR_MT_TEST"
-LIBS="$LIBSSH"
+LIBS="$HPN_LIBSSH"
 variant plain "-O2 -g"
 # shellcheck disable=SC2086
 variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV CTR_MT_QUICK=1
@@ -99,7 +95,7 @@ PROG=test_progressmeter
 TAG=meter-
 SRC="$HPN_TOP/regress/unit/test_progressmeter.c"
 DEFS=
-LIBS="$LIBSSH"
+LIBS="$HPN_LIBSSH"
 if [ -f "$HPN_BUILD/libssh.a" ]; then
 	variant plain "-O2 -g"
 	# shellcheck disable=SC2086
@@ -112,7 +108,7 @@ fi
 PROG=test_sftp_pipeline
 TAG=pipeline-
 SRC="$HPN_TOP/regress/unit/test_sftp_pipeline.c"
-LIBS="$LIBSSH -lm"
+LIBS="$HPN_LIBSSH -lm"
 if [ ! -f "$HPN_BUILD/sftp-pipeline.c" ]; then
 	skip pipeline "the tree under test has no sftp-pipeline.c"
 elif [ -f "$HPN_BUILD/libssh.a" ]; then
