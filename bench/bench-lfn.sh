@@ -73,22 +73,14 @@ link_cpu() {
 	    "/proc/$LFN_LINK_PID/stat"
 }
 
-# sessions_hwm_sum: the sum of the peak RSS (VmHWM, KiB) of the processes
-# below the sshd started last.
-sessions_hwm_sum() {
-	for _p in `descendants $SSHD_PID`; do
-		sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
-		    "/proc/$_p/status" 2>/dev/null
-	done | awk '{ s += $1 } END { print s + 0 }'
-}
-
 # hwm_start / hwm_stop: SRSS, the largest VmHWM (KiB) of sshd's sessions
 # while a transfer runs, and SRSS_SUM, the largest sum of them, sampled
 # every half second (VmHWM only grows).
 hwm_start() {
 	: >"$TESTDIR/hwm"
 	( while :; do
-		echo "`sessions_hwm` `sessions_hwm_sum`" >>"$TESTDIR/hwm"
+		sessions_hwms | awk '$1 > m { m = $1 } { s += $1 }
+		    END { print m + 0, s + 0 }' >>"$TESTDIR/hwm"
 		sleep 0.5
 	done ) &
 	HWM_PID=$!
@@ -97,10 +89,8 @@ hwm_start() {
 hwm_stop() {
 	kill $HWM_PID 2>/dev/null
 	wait $HWM_PID 2>/dev/null
-	SRSS=`awk 'NF == 2 && $1 > m { m = $1 } END { print m + 0 }' \
-	    "$TESTDIR/hwm"`
-	SRSS_SUM=`awk '$NF > m { m = $NF } END { print m + 0 }' \
-	    "$TESTDIR/hwm"`
+	SRSS=`awk '$1 > m { m = $1 } END { print m + 0 }' "$TESTDIR/hwm"`
+	SRSS_SUM=`awk '$2 > m { m = $2 } END { print m + 0 }' "$TESTDIR/hwm"`
 }
 
 # run CMD: runs CMD in A under time(1); sets ELAPSED, CCPU and CRSS

@@ -514,13 +514,23 @@ descendants() {
 # the TCP connection, and with it the sshd session, open.
 HPN_PROXY="bash -c 'exec 3<>/dev/tcp/%h/%p; cat <&3 & r=\$!; trap \"kill \$r\" EXIT; cat >&3'"
 
-# sessions_hwm: the largest peak RSS (VmHWM, KiB) of the processes below
-# the sshd started last (its sessions), or nothing.
-sessions_hwm() {
+# proc_kib PID FIELD: FIELD of /proc/PID/status (VmHWM: peak RSS, VmRSS)
+# in KiB, or nothing once PID is gone.
+proc_kib() {
+	sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" /proc/$1/status \
+	    2>/dev/null
+}
+
+# sessions_hwms: the peak RSS (VmHWM, KiB) of each process below the sshd
+# started last (its sessions), one per line.  sessions_hwm: the largest,
+# or nothing.
+sessions_hwms() {
 	for _p in `descendants $SSHD_PID`; do
-		sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' \
-		    "/proc/$_p/status" 2>/dev/null
-	done | sort -n | tail -n 1
+		proc_kib $_p VmHWM
+	done
+}
+sessions_hwm() {
+	sessions_hwms | sort -n | tail -n 1
 }
 
 # max_window LOGFILE [MARK]: the largest window a channel grew to, as

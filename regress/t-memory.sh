@@ -15,10 +15,6 @@ AGENT="$HPN_BUILD/ssh-agent"
 [ -x /usr/bin/python3 ] || { skip agent-flood "no python3"; exit 0; }
 hpn_keys
 
-# hwm PID: VmHWM of PID in KiB, or nothing once it is gone.
-hwm() {
-	sed -n 's/^VmHWM:[ 	]*\([0-9]*\) kB/\1/p' /proc/$1/status 2>/dev/null
-}
 
 # flood BUILD: the peak RSS (KiB) of BUILD's ssh-agent while a client
 # sends it 2 million identity requests (10 MB) and reads nothing; the
@@ -47,7 +43,7 @@ PY
 	_peak=0
 	_n=0
 	while kill -0 $_py 2>/dev/null && [ $_n -lt 900 ]; do
-		_h=`hwm $_pid`
+		_h=`proc_kib $_pid VmHWM`
 		[ -n "$_h" ] && [ "$_h" -gt $_peak ] && _peak=$_h
 		sleep 0.2
 		_n=`expr $_n + 1`
@@ -55,7 +51,7 @@ PY
 	# Three minutes: the agent stopped reading and never gave up.
 	[ $_n -lt 900 ] || { kill $_py; _peak=0; }
 	wait $_py
-	_h=`hwm $_pid`
+	_h=`proc_kib $_pid VmHWM`
 	[ -n "$_h" ] && [ "$_h" -gt $_peak ] && _peak=$_h
 	kill $_pid 2>/dev/null
 	wait $_pid 2>/dev/null
@@ -76,11 +72,6 @@ check_has agent-flood-gives-up "$TESTDIR/agent.log" \
 # The rest is hpn-window.c's logic, the same on every release.
 default_release_only "stalled-*, drained-*" && exit 0
 
-# rss PID: VmRSS of PID in KiB.
-rss() {
-	sed -n 's/^VmRSS:[ 	]*\([0-9]*\) kB/\1/p' /proc/$1/status 2>/dev/null
-}
-
 # session_rss: the VmRSS (KiB) of the sshd-session that runs the channels
 # of the sshd started last's connection: the last one below it (on 9.2p1
 # a root login's session runs in the first).
@@ -89,7 +80,7 @@ session_rss() {
 		grep -q '^Name:[[:space:]]*sshd' /proc/$_p/status 2>/dev/null &&
 		    _last=$_p
 	done
-	rss $_last
+	proc_kib $_last VmRSS
 }
 
 # A consumer that takes 8 MiB, stalls until $TESTDIR/go exists (after
@@ -148,7 +139,7 @@ stall_run() {
 # sshd-session for "up".
 stall_rss() {
 	if [ $1 = down ]; then
-		rss $2
+		proc_kib $2 VmRSS
 	else
 		session_rss
 	fi
@@ -170,8 +161,8 @@ rss_check() {
 # Downloads through a ProxyCommand (no TCP_INFO) and over TCP, stock's ssh
 # and ours from our sshd: through the ProxyCommand our ssh's windows stay
 # at a stock peer's cap (8064 KiB, 6 MiB above stock's window, and its
-# allocation up to a quarter more), whatever the banner says; once drained, each ssh's buffers are back near stock's
-# size.  (With the budget at HPNBufferSize the stalled ssh held 320 MiB
+# allocation up to a quarter more), whatever the banner says; once
+# drained, each ssh's buffers are back near stock's size.  (With the budget at HPNBufferSize the stalled ssh held 320 MiB
 # more than stock's, and kept it after the drain.)
 start_sshd mem hpn
 for _via in proxy tcp; do
