@@ -823,6 +823,17 @@ note_consumed(Channel *c, struct hpn_chan *ch)
 }
 
 /*
+ * Whether channel c's window is ours to manage: a bulk channel (one that
+ * started with at least a stock session window), windows not disabled.
+ */
+static int
+chan_managed(struct hpn_window *hw, Channel *c)
+{
+	return hw != NULL && !hw->opt.disabled &&
+	    c->local_window_max >= CHAN_SES_WINDOW_DEFAULT;
+}
+
+/*
  * Called by channels.c for an open channel before it considers sending a
  * window adjust: grows or shrinks the window of a bulk channel.
  */
@@ -834,9 +845,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	u_int buffered, win;
 	double now;
 
-	if (hw == NULL || hw->opt.disabled ||
-	    c->local_window_max < CHAN_SES_WINDOW_DEFAULT ||
-	    (ch = chan_entry(hw, c)) == NULL)
+	if (!chan_managed(hw, c) || (ch = chan_entry(hw, c)) == NULL)
 		return;
 	/* What the consumer took since we last looked. */
 	if (c->local_consumed >= ch->consumed)
@@ -887,9 +896,8 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 	struct hpn_chan *ch;
 	double left;
 
-	if (hw == NULL || hw->opt.disabled ||
+	if (!chan_managed(hw, c) ||
 	    (c->flags & (CHAN_CLOSE_SENT|CHAN_CLOSE_RCVD)) != 0 ||
-	    c->local_window_max < CHAN_SES_WINDOW_DEFAULT ||
 	    c->self < 0 || (u_int)c->self >= hw->nchan)
 		return;
 	ch = &hw->chan[c->self];
