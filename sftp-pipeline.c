@@ -95,6 +95,18 @@ sftp_pipe_limit(const struct sftp_pipe *p)
 	return p->limit;
 }
 
+/*
+ * Whether the count is fixed (the user's, or the server's limit).  Only
+ * then does an upload wait for its first write's status before it sends
+ * more, as stock does: on a long path that round trip leaves TCP's
+ * window idle while it should be opening.
+ */
+int
+sftp_pipe_fixed(const struct sftp_pipe *p)
+{
+	return p->buflen == 0;
+}
+
 /* A round ended: grow if its rate beat the last round's by an eighth. */
 static void
 sftp_pipe_round(struct sftp_pipe *p, uint64_t now)

@@ -5,7 +5,9 @@
 #
 #   On loopback: a file of odd size up and down with scp and sftp, and
 #   with a fixed pipeline (sftp -R 64, scp -X nrequests=64), byte-exact;
-#   the fixed ones never log a change of the pipeline.
+#   the fixed ones never log a change of the pipeline.  An upload sends
+#   more writes before it reads the first write's status, as stock does
+#   only with a fixed count.
 #   As root, on an emulated 1 Gbit/s link with a 600 ms round trip
 #   (75 MB in flight to fill it): scp up and sftp down grow their
 #   pipelines past stock's 64 requests (16 MiB) and stay byte-exact;
@@ -42,15 +44,28 @@ grows() {
 	fi
 }
 
+# writes_first LOG: how many writes an upload (-vvv) sent before it read
+# the first write's status.
+writes_first() {
+	awk '/Sent message SSH2_FXP_WRITE/ { n++ }
+	    /SSH2_FXP_STATUS/ && n { print n; exit }' "$1"
+}
+
 # --- On loopback.
 DATA=`make_data 9437441`	# 9 MiB and a bit: not a multiple of any request
 start_sshd lo hpn
 OUT="$TESTDIR/out"
 
 rm -f "$OUT"
-"$SCP" -v -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT" \
+"$SCP" -vvv -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT" \
     2>"$TESTDIR/scp.up.log"
 check_copy lo-scp-up scp $? "$TESTDIR/scp.up.log" "$DATA" "$OUT"
+n=`writes_first "$TESTDIR/scp.up.log"`
+if [ "${n:-0}" -gt 1 ]; then
+	pass lo-scp-up-no-first-wait
+else
+	fail lo-scp-up-no-first-wait "${n:-no} write(s) before the first status"
+fi
 rm -f "$TESTDIR/down"
 "$SCP" -v -S "$SSH" -F "$SSH_CONFIG" hpntest:"$DATA" "$TESTDIR/down" \
     2>"$TESTDIR/scp.down.log"
@@ -74,10 +89,16 @@ check_copy lo-sftp-fixed-down sftp $rc "$TESTDIR/sftp.fixed.log" "$DATA" \
     "$TESTDIR/down"
 check_has_not lo-sftp-fixed-stays "$TESTDIR/sftp.fixed.log" 'sftp_pipe_round'
 rm -f "$OUT"
-"$SCP" -v -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" "$DATA" \
+"$SCP" -vvv -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" "$DATA" \
     hpntest:"$OUT" 2>"$TESTDIR/scp.fixed.log"
 check_copy lo-scp-fixed-up scp $? "$TESTDIR/scp.fixed.log" "$DATA" "$OUT"
 check_has_not lo-scp-fixed-stays "$TESTDIR/scp.fixed.log" 'sftp_pipe_round'
+n=`writes_first "$TESTDIR/scp.fixed.log"`
+if [ "${n:-0}" -eq 1 ]; then
+	pass lo-scp-fixed-first-wait
+else
+	fail lo-scp-fixed-first-wait "${n:-no} writes before the first status"
+fi
 stop_sshd
 rm -f "$OUT" "$TESTDIR/down" "$DATA"
 
