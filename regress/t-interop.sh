@@ -58,7 +58,7 @@ else
 	xfer_sftp stock-server-sftp "$HPN_BUILD/sftp" "$SSH" "$DATA"
 	stop_sshd
 	# Our ssh guesses the key exchange of each rekey of a download
-	# (t-window.sh says why): 320 MiB from Debian's sshd, RekeyLimit 64M
+	# (t-rekey.sh says why): 320 MiB from Debian's sshd, RekeyLimit 64M
 	# on both sides (the client starts a rekey at most a quarter of the
 	# limit early), byte-exact, each rekey started by our ssh, every
 	# guess taken.  Only where sshd lists first the KEX algorithm in

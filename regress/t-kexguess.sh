@@ -5,7 +5,7 @@
 # linked with the patched libssh): the client guesses, a KEX_ECDH_REPLY
 # that comes before the server's KEXINIT is a protocol error (not a reply
 # to the guess), and the guessed exchange and the next one complete.
-# The real processes' guesses are t-window's and t-interop's.
+# The real processes' guesses are t-rekey's and t-interop's.
 
 . "`dirname "$0"`/lib.sh"
 

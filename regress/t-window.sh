@@ -1,41 +1,30 @@
 #!/bin/sh
 #
-# t-window.sh: dynamic channel windows.  The options in sshd -T / ssh -G and
-# their bad values; sshd starting an upload's rekeys (on loopback); then,
-# on an emulated 100 Mbit/s, 50 ms RTT link
-# (bench/lfn.sh, needs root), 64 MiB byte-exact transfers whose receiver's
-# window must grow past stock's 2 MiB (from the debug2 log) and stay within
-# the connection's window budget logged at debug2: the data carried in a
-# round trip (receive rate times minimum round trip) plus headroom, and a
-# stock window for each idle channel, whose parts must add up and fit the
-# link (a rate at most the link's; a round trip near the link's) and
-# which must not pass HPNBufferSize: between patched
-# peers (headroom at least 8 MiB) a session upload and download, a -L
-# forwarding, a ControlMaster session, and an upload with HPNBufferSize
-# just above 8 MiB, where the need must stop at HPNBufferSize; a stock
-# sender into our sshd and our ssh downloading from a stock sshd
-# (headroom 8064 KiB).  Through a ProxyCommand (no TCP_INFO) the need is
-# fixed at 8064 KiB, for a stock sshd and for ours.
-# With HPNDisabled the window must stay at 2 MiB.  With the server's
-# tcp_rmem maximum at 1 MiB, sshd says once that the kernel holds the
-# transfer back.  Then on a 1 Gbit/s, 600 ms link (75 MB in flight): a
-# 256 MiB upload whose window doubles while the link fills and grows past
-# the old 32 MiB limit, within the budget; the same from a stock sender,
-# whose window doubles too (within its own rule); and sixteen channels on one
-# ControlMaster (one whose command never reads its input, fourteen idle,
-# one upload) where only the upload's window grows and no growth leaves
-# the windows' sum above the budget (the sshd-session's peak RSS is
-# printed).
+# t-window.sh: dynamic channel windows (patch 0003, hpn-window.c).  The
+# options in sshd -T / ssh -G and their bad values; then, on an emulated
+# 100 Mbit/s, 50 ms RTT link (bench/lfn.sh, needs root), 64 MiB
+# byte-exact transfers whose receiver's window must grow past stock's
+# 2 MiB (from the debug2 log) and stay within the connection's window
+# budget logged at debug2: the data carried in a round trip (receive rate
+# times minimum round trip) plus headroom, and a stock window for each
+# idle channel, whose parts must add up and fit the link (a rate at most
+# the link's; a round trip near the link's) and which must not pass
+# HPNBufferSize: between patched peers (headroom at least 8 MiB) a
+# session upload and download, a -L forwarding, a ControlMaster session,
+# and an upload with HPNBufferSize just above 8 MiB, where the need must
+# stop at HPNBufferSize; a stock sender into our sshd and our ssh
+# downloading from a stock sshd (headroom 8064 KiB).  Through a
+# ProxyCommand (no TCP_INFO) the need is fixed at 8064 KiB, for a stock
+# sshd and for ours.  With HPNDisabled the window must stay at 2 MiB.
+# With the server's tcp_rmem maximum at 1 MiB, sshd says once that the
+# kernel holds the transfer back.  The 600 ms link is t-windowlong.sh's;
+# the rekeys the windows make earlier, t-rekey.sh's.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
+. "$HPN_TOP/regress/lib-window.sh"
 
-SSH="$HPN_BUILD/ssh"
 SIZE=${HPN_WINDOW_BYTES:-67108864}
-STOCK_WINDOW=2097152
-STOCK_PEER_MAX=8257536		# HPN_WINDOW_STOCK_MAX
-PATCHED_BASE=8388608		# HPN_WINDOW_HEADROOM
-WINDOW_MAX=268435456		# HPNBufferSize's default
 LFN_MBIT=100
 LFN_RTT_MS=50
 
@@ -110,86 +99,6 @@ for bad in "TcpRcvBuf -1" "TcpRcvBuf 524289" "TcpRcvBuf many" \
 	    "$SSH" -G -F "`ssh_conf "$bad"`" somehost
 done
 
-# --- Rekeying an upload: sshd starts each rekey while the client may
-# still send what its windows allow (plus framing) before its own limit,
-# so that the client, which would wait two round trips for the exchange
-# it starts, waits one.  On loopback, RekeyLimit 64M on both sides, a
-# 320 MiB upload from a stock ssh and from ours: byte-exact, and each key
-# exchange after the first began with sshd's KEXINIT (sent before the
-# client's was received), with ssh_packet_rekey_early logged.
-
-# early_rekeys NAME MARK: each of sshd's key exchanges after MARK started
-# by sshd (rekeys_not_started), at least three, ssh_packet_rekey_early
-# logged.
-early_rekeys() {
-	_why=`rekeys_not_started $2 sent`
-	if [ -z "$_why" ] && ! log_has $2 \
-	    "ssh_packet_rekey_early: [0-9]* of [0-9]* blocks in, [0-9]* reserved"
-	then
-		_why="no ssh_packet_rekey_early line"
-	fi
-	if [ -n "$_why" ]; then
-		fail "$1" "$_why"
-	else
-		pass "$1"
-		echo "# $1: `log_count $2 ssh_packet_rekey_early` rekeys," \
-		    "each started by sshd"
-	fi
-}
-
-REKEY_DATA=`make_data 335544320`
-start_sshd rekey hpn "LogLevel DEBUG2" "RekeyLimit 64M"
-for who in stock hpn; do
-	case $who in
-	stock)	client="$STOCK_BUILD/ssh" ;;
-	hpn)	client="$SSH" ;;
-	esac
-	from=`log_mark`
-	xfer_up rekey-$who "$client" "$REKEY_DATA" \
-	    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
-	early_rekeys rekey-$who-early $from
-done
-stop_sshd
-
-# --- Rekeying a download: where the last exchange showed that the server
-# lists first the KEX and host key algorithms in use, our ssh starts each
-# rekey while the server may still send what its windows allow, and sends
-# its KEX_ECDH_INIT right behind its KEXINIT (RFC 4253's
-# first_kex_packet_follows), so the sending sshd waits one round trip, not
-# two.  On loopback, the stock twin's sshd and our ssh at RekeyLimit 64M,
-# a 320 MiB download: byte-exact, each rekey started by our ssh with a
-# guess the server took (guessed_rekeys).  With HPNDisabled, no guess.
-# Against an sshd whose first host key is RSA while we know its Ed25519
-# key (so its first host key algorithm is not the one in use), no guess:
-# byte-exact, with rekeys.
-
-start_sshd rekeyd stock "LogLevel DEBUG2" "RekeyLimit 64M"
-from=`log_mark`
-xfer_down rekey-guess "$SSH" "$REKEY_DATA" -v \
-    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
-guessed_rekeys rekey-guess-taken "$TESTDIR/err.rekey-guess.down" $from 3
-xfer_down rekey-noguess "$SSH" "$REKEY_DATA" -v -o HPNDisabled=yes \
-    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
-check_has_not rekey-noguess-hpndisabled \
-    "$TESTDIR/err.rekey-noguess.down" "SSH2_MSG_KEXINIT guesses"
-stop_sshd
-"$HPN_BUILD/ssh-keygen" -q -t rsa -b 2048 -N '' -f "$TESTDIR/host_rsa" ||
-    die "ssh-keygen (RSA host key) failed"
-start_sshd rekeyrsa stock "LogLevel DEBUG2" "RekeyLimit 64M" \
-    "HostKey $TESTDIR/host_rsa"
-xfer_down rekey-rsafirst "$SSH" "$REKEY_DATA" -v \
-    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
-check_has_not rekey-rsafirst-noguess \
-    "$TESTDIR/err.rekey-rsafirst.down" "SSH2_MSG_KEXINIT guesses"
-n=`grep -c "SSH2_MSG_NEWKEYS received" "$TESTDIR/err.rekey-rsafirst.down"`
-if [ "$n" -ge 4 ]; then
-	pass rekey-rsafirst-rekeys
-else
-	fail rekey-rsafirst-rekeys "$n NEWKEYS received, not 4 or more"
-fi
-stop_sshd
-rm -f "$REKEY_DATA"
-
 # --- On the emulated long fat network.
 
 if ! why=`lfn_usable`; then
@@ -198,132 +107,6 @@ if ! why=`lfn_usable`; then
 fi
 lfn_up $LFN_MBIT $LFN_RTT_MS
 DATA=`make_data $SIZE`
-
-# grew NAME LOG MARK [MAX]: pass if the window grew past stock's
-# and no further than MAX.
-grew() {
-	_w=`max_window "$2" "$3"`
-	if [ -z "$_w" ] || [ "$_w" -le $STOCK_WINDOW ]; then
-		fail "$1" "window did not grow past $STOCK_WINDOW (${_w:-no growth logged})"
-	elif [ -n "${4:-}" ] && [ "$_w" -gt "$4" ]; then
-		fail "$1" "window grew to $_w, past $4"
-	else
-		pass "$1"
-		echo "# $1: window grew to $_w"
-	fi
-}
-
-did_not_grow() {
-	_w=`max_window "$2" "$3"`
-	if [ -n "$_w" ]; then
-		fail "$1" "window grew to $_w with HPNDisabled"
-	else
-		pass "$1"
-	fi
-}
-
-# peer_budget NAME LOG MARK KIND BASE [MAX]: the window budgets
-# logged at debug2 for a KIND (stock or patched) peer (lib.sh's
-# budget_lines), each of which must add up (budget_problem), with headroom
-# BASE (at least) and HPNBufferSize MAX (default WINDOW_MAX), the rate
-# within the link's (25% slack for sampling) and the round trip within
-# what lfn_up accepts; at least one rate must be above zero (the budget
-# grew as the link proved its rate) unless the need reached MAX at once,
-# and no window growth may leave the
-# windows' sum above the budget.  Sets CAP to the largest budget.
-peer_budget() {
-	_max=${6:-$WINDOW_MAX}
-	_side=client
-	[ "$2" != "$SSHD_LOG" ] || _side=server
-	_caps=`budget_lines "$2" $3 $4`
-	CAP=0
-	NEED=0
-	if [ -z "$_caps" ]; then
-		fail "$1" "no $4-peer budget with rate and round trip logged"
-		return
-	fi
-	# The rate counts what TCP delivered in order: after a loss is
-	# repaired a span also counts data that arrived in the span before
-	# (hpn-window.c), and both spans of the lower-of-two rule can carry
-	# such a burst: a short link's rates have been seen up to 15% above
-	# it (make check-releases, 10.0p1, 2026-11-27).  25% slack.
-	_ratemax=`expr $LFN_MBIT \* 125000 \* 5 / 4`
-	_rttlo=`expr \( $LFN_RTT_MS - 2 \) \* 1000`
-	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
-	_why=`printf '%s\n' "$_caps" | {
-		_moved=0
-		while read _b _n _i _k _pr _h _r _t _m _l _s _x _w _z; do
-			_p=$(budget_problem $_b $_n $_i $_k $_pr $_h $_r $_t \
-			    $_m $_l $_s $_x $_w $_z $5 $_max $_side)
-			if [ -n "$_p" ]; then
-				echo "$_p"
-			elif [ $_r -gt $_ratemax ]; then
-				echo "rate $_r B/s above the link's $LFN_MBIT Mbit/s"
-			elif [ $_t -lt $_rttlo ] || [ $_t -gt $_rtthi ]; then
-				echo "min_rtt $_t us, link $LFN_RTT_MS ms"
-			fi
-			[ $_r -eq 0 ] && [ $_n -lt $_max ] || _moved=1
-		done
-		[ $_moved = 1 ] || echo "no budget with a rate above 0" \
-		    "or at HPNBufferSize"
-	} | head -n 1`
-	[ -n "$_why" ] || _why=`window_sums "$2" $3`
-	CAP=`printf '%s\n' "$_caps" | cut -d' ' -f1 | sort -n | tail -n 1`
-	NEED=`printf '%s\n' "$_caps" | cut -d' ' -f2 | sort -n | tail -n 1`
-	if [ -n "$_why" ]; then
-		fail "$1" "$_why"
-	else
-		pass "$1"
-		echo "# $1: `printf '%s\n' "$_caps" | wc -l` budgets logged," \
-		    "largest $CAP: `printf '%s\n' "$_caps" |
-		    sort -n | tail -n 1 | awk '{ print "need " $2 " = " $5 \
-		    " + " $6 " (" $7 " B/s * " $8 " us), " $4 " idle" }'`"
-	fi
-}
-
-# fixed_budget NAME LOG KIND NEED: LOG has KIND's fixed need NEED (no
-# TCP_INFO) and no rate-based budget, and the window grew to exactly NEED.
-fixed_budget() {
-	_w=`max_window "$2"`
-	if ! grep -q "$3 peer: window budget [0-9]* = need $4 + [0-9]* for [0-9]* idle channels; need fixed (no TCP_INFO)" "$2"; then
-		fail "$1" "no fixed need $4 logged: `grep "peer: window budget" \
-		    "$2" | head -n 1`"
-	elif grep -q "peer: window budget .*need = per_rtt" "$2"; then
-		fail "$1" "a rate-based budget without a socket"
-	elif [ "${_w:-0}" -ne $4 ]; then
-		fail "$1" "window grew to ${_w:-nothing}, not to $4"
-	else
-		pass "$1"
-	fi
-}
-
-# same NAME FILE: byte-exact check against DATA.
-same() {
-	check_same "$1" "$DATA" "$2"
-	rm -f "$2"
-}
-
-# lfn_upload NAME KIND BASE WHAT SSH [SSH-ARG...]: SSH (WHAT in a failure)
-# uploads $DATA into sshd: byte-exact (NAME), the budgets sshd logs for a
-# KIND peer with BASE (NAME-budget, peer_budget) and the window's growth
-# up to the need (NAME-window, grew).
-lfn_upload() {
-	_up_name="$1"
-	_up_kind="$2"
-	_up_base="$3"
-	_up_what="$4"
-	shift 4
-	_up_from=`log_mark "$SSHD_LOG"`
-	if lfn_a "$@" hpntest "cat > $TESTDIR/up" <"$DATA" \
-	    2>"$TESTDIR/err"; then
-		same "$_up_name" "$TESTDIR/up"
-		peer_budget "$_up_name-budget" "$SSHD_LOG" $_up_from $_up_kind \
-		    $_up_base
-		grew "$_up_name-window" "$SSHD_LOG" $_up_from $NEED
-	else
-		fail "$_up_name" "$_up_what failed: `tail -n 1 "$TESTDIR/err"`"
-	fi
-}
 
 # Session upload and download, our ssh and our sshd.
 lfn_start_sshd hpn hpn "LogLevel DEBUG2"
@@ -511,142 +294,4 @@ receive buffer's limit, not 1"
 	stop_sshd
 	lfn_b sysctl -q -w net.ipv4.tcp_rmem="4096 131072 268435456"
 fi
-
-# --- A long round trip: 1 Gbit/s at 600 ms, a bandwidth-delay product of
-# 75 MB (the window 10 Gbit/s needs at 60 ms).  On other releases, and
-# with HPN_WINDOW_LONG=no, the suite stops before it.
-if [ "${HPN_WINDOW_LONG:-yes}" = no ] || default_release_only "long-*"; then
-	exit 0
-fi
-lfn_down
-LFN_MBIT=1000
-LFN_RTT_MS=600
-lfn_up $LFN_MBIT $LFN_RTT_MS
-rm -f "$DATA"
-DATA=`make_data ${HPN_WINDOW_LONG_BYTES:-268435456}`
-OLD_MAX=33554432		# the largest window before the budget
-
-# One upload: the window grows past the old 32 MiB limit, within the
-# budget, whose parts add up.
-lfn_start_sshd long hpn "LogLevel DEBUG2" "MaxSessions 20"
-if lfn_a "$SSH" -F "$SSH_CONFIG" hpntest "cat > $TESTDIR/up" <"$DATA" \
-    2>"$TESTDIR/err"; then
-	same long-upload "$TESTDIR/up"
-	peer_budget long-upload-budget "$SSHD_LOG" 0 patched $PATCHED_BASE
-	grew long-upload-window "$SSHD_LOG" 0 $NEED
-	_w=`max_window "$SSHD_LOG"`
-	if [ "${_w:-0}" -gt $OLD_MAX ]; then
-		pass long-upload-past-32M
-	else
-		fail long-upload-past-32M "window grew to ${_w:-nothing}, not past $OLD_MAX"
-	fi
-	# While the link filled, the windows doubled each round trip: some
-	# budget's headroom is above both 8 MiB and half of per_rtt.
-	_d=`budget_lines "$SSHD_LOG" 0 patched |
-	    awk '$6 > 8388608 && 2 * $6 > $5 { n++ } END { print n + 0 }'`
-	if [ $_d -gt 0 ]; then
-		pass long-upload-doubling
-	else
-		fail long-upload-doubling "no budget with a doubling headroom"
-	fi
-else
-	fail long-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
-fi
-
-# A stock sender on the same link: its windows double too while the link
-# fills (some budget's need is twice the window that turned over, above
-# 8064 KiB plus that window or per_rtt), within the budget.
-from=`log_mark "$SSHD_LOG"`
-lfn_upload long-stock-upload stock $STOCK_PEER_MAX "stock ssh" \
-    "$STOCK_BUILD/ssh" -F "$SSH_CONFIG"
-_d=`budget_lines "$SSHD_LOG" $from stock |
-    awk -v b=$STOCK_PEER_MAX '$2 == 2 * $13 && $2 > ($13 > $5 ? $13 : $5) + b {
-	n++ } END { print n + 0 }'`
-if [ $_d -gt 0 ]; then
-	pass long-stock-upload-doubling
-else
-	fail long-stock-upload-doubling "no budget with a doubling headroom"
-fi
-
-# Sixteen channels on one ControlMaster: one whose command never reads
-# its input (fed from /dev/zero), fourteen idle, and one upload.  Only
-# the upload's window grows; no growth leaves the sum of the windows
-# above the budget.
-CTL="$TESTDIR/ctl16"
-ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -M -S "$CTL" -N hpntest \
-    2>"$TESTDIR/m16.err" &
-MASTER=$!
-hpn_track_pid $MASTER
-wait_until 20 test -S "$CTL" || fail mux16-master "no control socket"
-# First the upload alone, for sshd-session's peak RSS with one channel.
-SMALL=`make_data 67108864`
-if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
-    <"$SMALL" 2>"$TESTDIR/err"; then
-	hwm1=`sessions_hwm`
-else
-	fail mux16-alone "ssh failed: `tail -n 1 "$TESTDIR/err"`"
-fi
-from=`log_mark "$SSHD_LOG"`
-# sessions_open N: sshd opened at least N session channels since the mark.
-sessions_open() {
-	test "`log_since $from |
-	    grep -c 'channel [0-9]*: new session'`" -ge $1
-}
-lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" </dev/zero \
-    >/dev/null 2>&1 &
-STALL=$!
-hpn_track_pid $STALL
-# sshd gives a new channel the lowest free number: the stalled one is 0,
-# as the upload alone before it has been freed.
-wait_until 20 sessions_open 1 ||
-    fail mux16-stalled "its channel did not open"
-IDLE=""
-i=0
-while [ $i -lt 14 ]; do
-	lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "sleep 60" \
-	    </dev/null >/dev/null 2>&1 &
-	IDLE="$IDLE $!"
-	hpn_track_pid $!
-	i=`expr $i + 1`
-done
-wait_until 30 sessions_open 15 ||
-    fail mux16-idle "not all idle channels opened"
-hwm0=`sessions_hwm`
-if lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest "cat > $TESTDIR/up" \
-    <"$DATA" 2>"$TESTDIR/err"; then
-	same mux16-upload "$TESTDIR/up"
-	if log_since $from | grep -q "Accepted "; then
-		fail mux16-one-connection "a session did not go through the master"
-	else
-		pass mux16-one-connection
-	fi
-	grows=`log_since $from |
-	    sed -n 's/.*channel \([0-9]*\): window [0-9]* grows to.*/\1/p' |
-	    sort -u`
-	if [ -z "$grows" ]; then
-		fail mux16-only-busy-grows "no window grew"
-	elif [ "`echo $grows | wc -w`" -ne 1 ] || [ "$grows" = 0 ]; then
-		fail mux16-only-busy-grows "windows of channels `echo $grows` grew"
-	else
-		pass mux16-only-busy-grows
-		echo "# mux16: only channel $grows grew, to" \
-		    "`max_window "$SSHD_LOG" $from`"
-	fi
-	if _why=`window_sums "$SSHD_LOG" $from` && [ -z "$_why" ]; then
-		pass mux16-sum-in-budget
-	else
-		fail mux16-sum-in-budget "$_why"
-	fi
-	echo "# mux16: sshd-session peak RSS `sessions_hwm` KiB with 16" \
-	    "channels ($hwm0 KiB before their upload; ${hwm1:-?} KiB" \
-	    "after a 64 MiB upload alone)"
-else
-	fail mux16-upload "ssh failed: `tail -n 1 "$TESTDIR/err"`"
-fi
-for p in $STALL $IDLE; do
-	kill $p 2>/dev/null
-done
-lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
-wait $MASTER 2>/dev/null
-stop_sshd
 exit 0

@@ -1,0 +1,94 @@
+#!/bin/sh
+#
+# t-rekey.sh: the rekeys patch 0003 starts earlier, on loopback.  sshd
+# starts an upload's rekeys while the client may still send what its
+# windows allow; our ssh guesses a download's key exchange (RFC 4253
+# first_kex_packet_follows) where the server lists first the algorithms
+# in use.  The guess between in-memory endpoints is t-kexguess's; against
+# Debian's sshd, t-interop's.
+
+. "`dirname "$0"`/lib.sh"
+
+SSH="$HPN_BUILD/ssh"
+hpn_keys
+
+# --- Rekeying an upload: sshd starts each rekey while the client may
+# still send what its windows allow (plus framing) before its own limit,
+# so that the client, which would wait two round trips for the exchange
+# it starts, waits one.  On loopback, RekeyLimit 64M on both sides, a
+# 320 MiB upload from a stock ssh and from ours: byte-exact, and each key
+# exchange after the first began with sshd's KEXINIT (sent before the
+# client's was received), with ssh_packet_rekey_early logged.
+
+# early_rekeys NAME MARK: each of sshd's key exchanges after MARK started
+# by sshd (rekeys_not_started), at least three, ssh_packet_rekey_early
+# logged.
+early_rekeys() {
+	_why=`rekeys_not_started $2 sent`
+	if [ -z "$_why" ] && ! log_has $2 \
+	    "ssh_packet_rekey_early: [0-9]* of [0-9]* blocks in, [0-9]* reserved"
+	then
+		_why="no ssh_packet_rekey_early line"
+	fi
+	if [ -n "$_why" ]; then
+		fail "$1" "$_why"
+	else
+		pass "$1"
+		echo "# $1: `log_count $2 ssh_packet_rekey_early` rekeys," \
+		    "each started by sshd"
+	fi
+}
+
+REKEY_DATA=`make_data 335544320`
+start_sshd rekey hpn "LogLevel DEBUG2" "RekeyLimit 64M"
+for who in stock hpn; do
+	case $who in
+	stock)	client="$STOCK_BUILD/ssh" ;;
+	hpn)	client="$SSH" ;;
+	esac
+	from=`log_mark`
+	xfer_up rekey-$who "$client" "$REKEY_DATA" \
+	    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+	early_rekeys rekey-$who-early $from
+done
+stop_sshd
+
+# --- Rekeying a download: where the last exchange showed that the server
+# lists first the KEX and host key algorithms in use, our ssh starts each
+# rekey while the server may still send what its windows allow, and sends
+# its KEX_ECDH_INIT right behind its KEXINIT (RFC 4253's
+# first_kex_packet_follows), so the sending sshd waits one round trip, not
+# two.  On loopback, the stock twin's sshd and our ssh at RekeyLimit 64M,
+# a 320 MiB download: byte-exact, each rekey started by our ssh with a
+# guess the server took (guessed_rekeys).  With HPNDisabled, no guess.
+# Against an sshd whose first host key is RSA while we know its Ed25519
+# key (so its first host key algorithm is not the one in use), no guess:
+# byte-exact, with rekeys.
+
+start_sshd rekeyd stock "LogLevel DEBUG2" "RekeyLimit 64M"
+from=`log_mark`
+xfer_down rekey-guess "$SSH" "$REKEY_DATA" -v \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+guessed_rekeys rekey-guess-taken "$TESTDIR/err.rekey-guess.down" $from 3
+xfer_down rekey-noguess "$SSH" "$REKEY_DATA" -v -o HPNDisabled=yes \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+check_has_not rekey-noguess-hpndisabled \
+    "$TESTDIR/err.rekey-noguess.down" "SSH2_MSG_KEXINIT guesses"
+stop_sshd
+"$HPN_BUILD/ssh-keygen" -q -t rsa -b 2048 -N '' -f "$TESTDIR/host_rsa" ||
+    die "ssh-keygen (RSA host key) failed"
+start_sshd rekeyrsa stock "LogLevel DEBUG2" "RekeyLimit 64M" \
+    "HostKey $TESTDIR/host_rsa"
+xfer_down rekey-rsafirst "$SSH" "$REKEY_DATA" -v \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+check_has_not rekey-rsafirst-noguess \
+    "$TESTDIR/err.rekey-rsafirst.down" "SSH2_MSG_KEXINIT guesses"
+n=`grep -c "SSH2_MSG_NEWKEYS received" "$TESTDIR/err.rekey-rsafirst.down"`
+if [ "$n" -ge 4 ]; then
+	pass rekey-rsafirst-rekeys
+else
+	fail rekey-rsafirst-rekeys "$n NEWKEYS received, not 4 or more"
+fi
+stop_sshd
+rm -f "$REKEY_DATA"
+exit 0
