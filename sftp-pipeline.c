@@ -26,7 +26,8 @@
  * link, a disk), a round brings no more than the last, and the count
  * stays where it is; it grows again when the rate does.  It never
  * shrinks: what it costs is requests of a few dozen bytes, since the
- * data itself is held back by the channel's window on either side.
+ * data itself is held back by the channel's window on either side.  An
+ * upload, whose requests carry that data, allows its maximum at once.
  */
 
 #include "includes.h"
@@ -93,6 +94,23 @@ u_int
 sftp_pipe_limit(const struct sftp_pipe *p)
 {
 	return p->limit;
+}
+
+/*
+ * An upload's writes carry their data, which the channel's window holds
+ * back: that window, which grows with the path, is what limits the data
+ * in flight, and a count growing in front of it only lags it.  So an
+ * upload's pipeline allows its maximum from the start (a fixed count
+ * stays as it is).  A download's replies are held by the server instead,
+ * in sftp-server's output queue, so its count grows with the rate.
+ */
+void
+sftp_pipe_full(struct sftp_pipe *p)
+{
+	if (p->buflen == 0 || p->limit == p->max)
+		return;
+	p->limit = p->max;
+	debug_f("%u requests of %zu bytes in flight", p->limit, p->buflen);
 }
 
 /*

@@ -22,8 +22,9 @@
  * in flight.  It starts at the usual count and doubles once per round
  * (as many replies as requests were allowed) while the round's transfer
  * rate grew by at least an eighth, up to SFTP_PIPE_MAX_BYTES of requests:
- * so it follows what the path and the windows carry.  A count the user
- * gave (-R) never changes.
+ * so it follows what the path and the windows carry.  An upload allows
+ * the most from the start (sftp_pipe_full()).  A count the user gave
+ * (-R) never changes.
  */
 #define SFTP_PIPE_MAX_BYTES	(256 * 1024 * 1024)
 #define SFTP_PIPE_MAX_REQUESTS	16384
@@ -33,6 +34,7 @@ struct sftp_pipe;
 struct sftp_pipe *sftp_pipe_new(u_int, u_int);
 void	sftp_pipe_free(struct sftp_pipe *);
 u_int	sftp_pipe_limit(const struct sftp_pipe *);
+void	sftp_pipe_full(struct sftp_pipe *);
 int	sftp_pipe_fixed(const struct sftp_pipe *);
 void	sftp_pipe_reply(struct sftp_pipe *, size_t);
 

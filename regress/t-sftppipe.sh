@@ -5,12 +5,12 @@
 #
 #   On loopback: a file of odd size up and down with scp and sftp, and
 #   with a fixed pipeline (sftp -R 64, scp -X nrequests=64), byte-exact;
-#   the fixed ones never log a change of the pipeline.  An upload sends
-#   more writes before it reads the first write's status, as stock does
-#   only with a fixed count.
+#   the fixed ones never log a change of the pipeline.  An upload allows
+#   256 MiB of requests from the start and sends more writes before it
+#   reads the first write's status; stock's wait stays with a fixed count.
 #   As root, on an emulated 1 Gbit/s link with a 600 ms round trip
-#   (75 MB in flight to fill it): scp up and sftp down grow their
-#   pipelines past stock's 64 requests (16 MiB) and stay byte-exact;
+#   (75 MB in flight to fill it): scp up (at once) and sftp down (as the
+#   rate grows) go past stock's 64 requests (16 MiB) and stay byte-exact;
 #   with -X nrequests=64 it stays at 64.
 
 . "`dirname "$0"`/lib.sh"
@@ -27,9 +27,11 @@ grep -q 'sftp-pipeline' "$HPN_BUILD/Makefile.in" 2>/dev/null || {
 	exit 0
 }
 
-# grown LOG: the largest "N requests of B bytes in flight" (N * B), or 0.
+# grown LOG: the largest "N requests of B bytes in flight" (N * B) that
+# sftp_pipe_round (a download's growth) or sftp_pipe_full (an upload's
+# start) logged, or 0.
 grown() {
-	sed -n 's/.*sftp_pipe_round: \([0-9]*\) requests of \([0-9]*\) bytes in flight.*/\1 \2/p' \
+	sed -n 's/.*sftp_pipe_[a-z]*: \([0-9]*\) requests of \([0-9]*\) bytes in flight.*/\1 \2/p' \
 	    "$1" | awk '$1 * $2 > m { m = $1 * $2 } END { print m + 0 }'
 }
 
@@ -60,6 +62,7 @@ rm -f "$OUT"
 "$SCP" -vvv -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT" \
     2>"$TESTDIR/scp.up.log"
 check_copy lo-scp-up scp $? "$TESTDIR/scp.up.log" "$DATA" "$OUT"
+grows lo-scp-up-full "$TESTDIR/scp.up.log"
 n=`writes_first "$TESTDIR/scp.up.log"`
 if [ "${n:-0}" -gt 1 ]; then
 	pass lo-scp-up-no-first-wait
@@ -87,12 +90,12 @@ rc=$?
 check_copy lo-sftp-fixed-up sftp $rc "$TESTDIR/sftp.fixed.log" "$DATA" "$OUT"
 check_copy lo-sftp-fixed-down sftp $rc "$TESTDIR/sftp.fixed.log" "$DATA" \
     "$TESTDIR/down"
-check_has_not lo-sftp-fixed-stays "$TESTDIR/sftp.fixed.log" 'sftp_pipe_round'
+check_has_not lo-sftp-fixed-stays "$TESTDIR/sftp.fixed.log" 'sftp_pipe_'
 rm -f "$OUT"
 "$SCP" -vvv -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" "$DATA" \
     hpntest:"$OUT" 2>"$TESTDIR/scp.fixed.log"
 check_copy lo-scp-fixed-up scp $? "$TESTDIR/scp.fixed.log" "$DATA" "$OUT"
-check_has_not lo-scp-fixed-stays "$TESTDIR/scp.fixed.log" 'sftp_pipe_round'
+check_has_not lo-scp-fixed-stays "$TESTDIR/scp.fixed.log" 'sftp_pipe_'
 n=`writes_first "$TESTDIR/scp.fixed.log"`
 if [ "${n:-0}" -eq 1 ]; then
 	pass lo-scp-fixed-first-wait
@@ -130,7 +133,7 @@ lfn_copy() {
 
 lfn_copy lfn-scp-up "$TESTDIR/lfn.scp.log" "$OUT" \
     "$SCP" -v -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT"
-grows lfn-scp-up-grows "$TESTDIR/lfn.scp.log"
+grows lfn-scp-up-full "$TESTDIR/lfn.scp.log"
 
 printf 'get %s %s\n' "$DATA" "$TESTDIR/down" >"$TESTDIR/batch.down"
 lfn_copy lfn-sftp-down "$TESTDIR/lfn.sftp.log" "$TESTDIR/down" \
@@ -140,6 +143,6 @@ grows lfn-sftp-down-grows "$TESTDIR/lfn.sftp.log"
 lfn_copy lfn-scp-fixed-up "$TESTDIR/lfn.fixed.log" "$OUT" \
     "$SCP" -v -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" "$DATA" \
     hpntest:"$OUT"
-check_has_not lfn-scp-fixed-stays "$TESTDIR/lfn.fixed.log" 'sftp_pipe_round'
+check_has_not lfn-scp-fixed-stays "$TESTDIR/lfn.fixed.log" 'sftp_pipe_'
 rm -f "$OUT" "$TESTDIR/down"
 exit 0
