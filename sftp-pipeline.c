@@ -34,6 +34,7 @@
 
 #include <sys/types.h>
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -111,6 +112,24 @@ sftp_pipe_full(struct sftp_pipe *p)
 		return;
 	p->limit = p->max;
 	debug_f("%u requests of %zu bytes in flight", p->limit, p->buflen);
+}
+
+/*
+ * Whether a reply can be read from fd now.  An upload whose count is not
+ * fixed reads each status as soon as it is in, not only once its count
+ * of writes is out: with every request allowed, a failed write would
+ * otherwise be seen only after up to SFTP_PIPE_MAX_BYTES more.
+ */
+int
+sftp_pipe_reply_ready(int fd)
+{
+	struct pollfd pfd;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLIN|POLLHUP|POLLERR)) != 0;
 }
 
 /*

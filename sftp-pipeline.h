@@ -36,6 +36,7 @@ void	sftp_pipe_free(struct sftp_pipe *);
 u_int	sftp_pipe_limit(const struct sftp_pipe *);
 void	sftp_pipe_full(struct sftp_pipe *);
 int	sftp_pipe_fixed(const struct sftp_pipe *);
+int	sftp_pipe_reply_ready(int);
 void	sftp_pipe_reply(struct sftp_pipe *, size_t);
 
 #endif /* SFTP_PIPELINE_H */

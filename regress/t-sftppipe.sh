@@ -6,12 +6,15 @@
 #   On loopback: a file of odd size up and down with scp and sftp, and
 #   with a fixed pipeline (sftp -R 64, scp -X nrequests=64), byte-exact;
 #   the fixed ones never log a change of the pipeline.  An upload allows
-#   256 MiB of requests from the start and sends more writes before it
-#   reads the first write's status; stock's wait stays with a fixed count.
+#   256 MiB of requests from the start; with a fixed count it still waits
+#   for the first write's status, as stock does.  An upload into
+#   /dev/full fails with stock's messages and exit status, and stops
+#   within a few writes (it reads each status as it comes).
 #   As root, on an emulated 1 Gbit/s link with a 600 ms round trip
 #   (75 MB in flight to fill it): scp up (at once) and sftp down (as the
 #   rate grows) go past stock's 64 requests (16 MiB) and stay byte-exact;
-#   with -X nrequests=64 it stays at 64.
+#   scp's upload sends more writes before it reads the first status; with
+#   -X nrequests=64 it stays at 64.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
@@ -63,12 +66,6 @@ rm -f "$OUT"
     2>"$TESTDIR/scp.up.log"
 check_copy lo-scp-up scp $? "$TESTDIR/scp.up.log" "$DATA" "$OUT"
 grows lo-scp-up-full "$TESTDIR/scp.up.log"
-n=`writes_first "$TESTDIR/scp.up.log"`
-if [ "${n:-0}" -gt 1 ]; then
-	pass lo-scp-up-no-first-wait
-else
-	fail lo-scp-up-no-first-wait "${n:-no} write(s) before the first status"
-fi
 rm -f "$TESTDIR/down"
 "$SCP" -v -S "$SSH" -F "$SSH_CONFIG" hpntest:"$DATA" "$TESTDIR/down" \
     2>"$TESTDIR/scp.down.log"
@@ -102,6 +99,45 @@ if [ "${n:-0}" -eq 1 ]; then
 else
 	fail lo-scp-fixed-first-wait "${n:-no} writes before the first status"
 fi
+
+# Writes that fail: stock's scp and ours into /dev/full, 64 MiB (258
+# writes).  The same messages (without the program's path) and exit
+# status; ours stops within stock's 64 requests.
+if [ -c /dev/full ]; then
+	FULL=`make_data 67108864`
+	for who in stock hpn; do
+		case $who in
+		stock)	b="$STOCK_BUILD" ;;
+		hpn)	b="$HPN_BUILD" ;;
+		esac
+		"$b/scp" -vvv -S "$SSH" -F "$SSH_CONFIG" "$FULL" \
+		    hpntest:/dev/full >/dev/null 2>"$TESTDIR/full.$who.log"
+		echo $? >"$TESTDIR/full.$who.rc"
+		grep -v 'debug\|^Transferred\|^Bytes per\|^OpenSSH\|^Authenticated\|^Executing\|^  #\|^$' \
+		    "$TESTDIR/full.$who.log" | sed "s|$b/||" \
+		    >"$TESTDIR/full.$who.msg"
+	done
+	if ! [ -s "$TESTDIR/full.hpn.msg" ] ||
+	    ! cmp -s "$TESTDIR/full.stock.msg" "$TESTDIR/full.hpn.msg"; then
+		fail lo-scp-full-messages "`head -n 1 "$TESTDIR/full.hpn.msg"`"
+	elif [ "`cat "$TESTDIR/full.hpn.rc"`" = 0 ] ||
+	    ! cmp -s "$TESTDIR/full.stock.rc" "$TESTDIR/full.hpn.rc"; then
+		fail lo-scp-full-messages "exit status `cat \
+		    "$TESTDIR/full.hpn.rc"`, stock's `cat "$TESTDIR/full.stock.rc"`"
+	else
+		pass lo-scp-full-messages
+	fi
+	n=`grep -c 'Sent message SSH2_FXP_WRITE' "$TESTDIR/full.hpn.log"`
+	if [ "$n" -lt $STOCK_REQ ]; then
+		pass lo-scp-full-stops
+		echo "# lo-scp-full-stops: $n writes sent (stock: 1)"
+	else
+		fail lo-scp-full-stops "$n writes sent before it stopped"
+	fi
+	rm -f "$FULL"
+else
+	skip lo-scp-full "no /dev/full"
+fi
 stop_sshd
 rm -f "$OUT" "$TESTDIR/down" "$DATA"
 
@@ -132,8 +168,15 @@ lfn_copy() {
 }
 
 lfn_copy lfn-scp-up "$TESTDIR/lfn.scp.log" "$OUT" \
-    "$SCP" -v -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT"
+    "$SCP" -vvv -S "$SSH" -F "$SSH_CONFIG" "$DATA" hpntest:"$OUT"
 grows lfn-scp-up-full "$TESTDIR/lfn.scp.log"
+n=`writes_first "$TESTDIR/lfn.scp.log"`
+if [ "${n:-0}" -gt 1 ]; then
+	pass lfn-scp-up-no-first-wait
+	echo "# lfn-scp-up-no-first-wait: $n writes before the first status"
+else
+	fail lfn-scp-up-no-first-wait "${n:-no} write(s) before the first status"
+fi
 
 printf 'get %s %s\n' "$DATA" "$TESTDIR/down" >"$TESTDIR/batch.down"
 lfn_copy lfn-sftp-down "$TESTDIR/lfn.sftp.log" "$TESTDIR/down" \
