@@ -655,6 +655,16 @@ check_exit_status() {
 	fi
 }
 
+# client_messages: scp's or sftp's stderr on stdin, its messages on
+# stdout, sorted: the chatter of -v (debug lines, banners, transfer
+# totals, progress lines) left out and scp's path stripped, so that a
+# patched client's can be compared with an unpatched one's.
+client_messages() {
+	sed 's|^[^ ]*/scp: |scp: |' |
+	    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
+	    LC_ALL=C sort
+}
+
 # check_same NAME WANT GOT: pass if file GOT has WANT's bytes, else fail
 # with same_file's why.
 check_same() {

@@ -230,9 +230,7 @@ errors_run() {
 		done
 		xfer $_p $_d "$b" "$TESTDIR/errdst" "$TESTDIR/log.$who"
 		mv "$TESTDIR/rc" "$TESTDIR/rc.$who"
-		sed 's|^[^ ]*/scp: |scp: |' "$TESTDIR/log.$who" |
-		    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
-		    LC_ALL=C sort >"$TESTDIR/errors.$who"
+		client_messages <"$TESTDIR/log.$who" >"$TESTDIR/errors.$who"
 		tree_sig "$TESTDIR/errdst" >"$TESTDIR/sig.$who"
 	done
 	rm -rf "$TESTDIR/errdst"
