@@ -834,6 +834,20 @@ chan_managed(struct hpn_window *hw, Channel *c)
 }
 
 /*
+ * Whether our client's rekeys guess the key exchange: only where patch
+ * 0008 (kex-guess.c) is in too.
+ */
+static int
+kex_guesses(const struct kex *kex)
+{
+#ifdef KEX_GUESS_OK
+	return (kex->flags & KEX_GUESS_OK) != 0;
+#else
+	return 0;
+#endif
+}
+
+/*
  * Called by channels.c for an open channel before it considers sending a
  * window adjust: grows or shrinks the window of a bulk channel.
  */
@@ -873,13 +887,12 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	 * An uploading client would start each rekey at its limit and then
 	 * wait two round trips; sshd starts it while the client may still
 	 * send all its windows (and their framing), and it waits one.  A
-	 * downloading client that guesses the key exchange (kex.c) starts
-	 * it as early, so that its guess, not the sender's KEXINIT at its
-	 * limit, begins the exchange: the sender then waits one round trip,
-	 * not two.
+	 * downloading client that guesses the key exchange (kex_guesses())
+	 * starts it as early, so that its guess, not the sender's KEXINIT at
+	 * its limit, begins the exchange: the sender then waits one round
+	 * trip, not two.
 	 */
-	if (ssh->kex != NULL && (ssh->kex->server ||
-	    (ssh->kex->flags & KEX_GUESS_OK) != 0))
+	if (ssh->kex != NULL && (ssh->kex->server || kex_guesses(ssh->kex)))
 		ssh_packet_set_rekey_reserve(ssh, hw->total + hw->total / 16);
 }
 
@@ -908,8 +921,9 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 }
 
 /*
- * Whether a client's rekey may guess the key exchange (kex.c): with dynamic
- * windows, which it serves, and not with HPNDisabled.
+ * Whether a client's rekey may guess the key exchange (kex-guess.c, where
+ * that patch is in): with dynamic windows, which it serves, and not with
+ * HPNDisabled.
  */
 int
 hpn_window_kex_guess(struct ssh *ssh)

@@ -400,8 +400,8 @@ rekeys_not_started() {
 }
 
 # guessed_rekeys NAME CLIENT-LOG MARK MIN: a download's rekeys where our
-# ssh (at -v, its stderr in CLIENT-LOG) guesses the key exchange (0003,
-# kex.c): at least MIN KEXINITs that guessed, none that the server dropped,
+# ssh (at -v, its stderr in CLIENT-LOG) guesses the key exchange (0008,
+# kex-guess.c): at least MIN KEXINITs that guessed, none that the server dropped,
 # each rekey of the sshd (log since MARK) started by the client, no packet
 # skipped.
 guessed_rekeys() {

@@ -251,6 +251,21 @@ for p in $SERIES; do
 		else
 			fail "alone-has-feature-$p-pipeline" "no pipeline in:$bad"
 		fi ;;
+	*dynamic-window*|*kex-guess*)
+		# The guessed key exchange is its own patch: the windows
+		# come without it.
+		if strings "$t/ssh" |
+		    grep -q 'SSH2_MSG_KEXINIT guesses the key exchange'; then
+			got=yes
+		else
+			got=no
+		fi
+		case "$p:$got" in
+		*kex-guess*:yes|*dynamic-window*:no)
+			pass "alone-has-feature-$p-guess-$got" ;;
+		*)	fail "alone-has-feature-$p-guess-$got" \
+			    "ssh's guessed key exchange: $got" ;;
+		esac ;;
 	*poly1305-libcrypto*)
 		# libcrypto's Poly1305 in the packet path of ssh and sshd.
 		bad=

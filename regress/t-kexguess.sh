@@ -1,7 +1,7 @@
 #!/bin/sh
 #
 # t-kexguess.sh: the client's guessed key exchange on a rekey (patch
-# 0003), between two in-memory endpoints (regress/unit/test_kex_guess.c,
+# 0008, kex-guess.c), between two in-memory endpoints (regress/unit/test_kex_guess.c,
 # linked with the patched libssh): the client guesses, a KEX_ECDH_REPLY
 # that comes before the server's KEXINIT is a protocol error (not a reply
 # to the guess), and the guessed exchange and the next one complete.

@@ -16,7 +16,7 @@
 
 /*
  * test_kex_guess: the client's guessed key exchange on a rekey (patch
- * 0003: its KEXINIT says first_kex_packet_follows and the KEX_ECDH_INIT
+ * 0008, kex-guess.c: its KEXINIT says first_kex_packet_follows and the KEX_ECDH_INIT
  * follows at once).  Between two in-memory endpoints (OpenSSH's ssh_api):
  * a rekey the client starts does guess; until the server's KEXINIT is in,
  * a KEX_ECDH_REPLY is a protocol error, as without a guess (a server that
