@@ -27,7 +27,8 @@
  * stays where it is; it grows again when the rate does.  It never
  * shrinks: what it costs is requests of a few dozen bytes, since the
  * data itself is held back by the channel's window on either side.  An
- * upload, whose requests carry that data, allows its maximum at once.
+ * upload, whose requests carry that data, allows its maximum at once; a
+ * download sends its first reads at once (sftp_pipe_first()).
  */
 
 #include "includes.h"
@@ -95,6 +96,27 @@ u_int
 sftp_pipe_limit(const struct sftp_pipe *p)
 {
 	return p->limit;
+}
+
+/*
+ * How many reads a download of a file of size bytes, from offset, starts
+ * with.  Stock sends one and adds one per full reply; each of the first
+ * replies (255 KiB: three of TCP's first windows) then leaves TCP idle
+ * for the round trip in which the next reads travel.  A count that is not
+ * fixed starts with as many reads as the rest of the file needs, up to
+ * the count (64: the 16 MiB stock has in flight a few round trips
+ * later).  A fixed count, or a size the server did not give, starts with
+ * one read, as stock does.
+ */
+u_int
+sftp_pipe_first(const struct sftp_pipe *p, uint64_t size, uint64_t offset)
+{
+	uint64_t need;
+
+	if (p->buflen == 0 || size <= offset)
+		return 1;
+	need = (size - offset + p->buflen - 1) / p->buflen;
+	return (u_int)MINIMUM(need, p->limit);
 }
 
 /*

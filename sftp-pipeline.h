@@ -34,6 +34,7 @@ struct sftp_pipe;
 struct sftp_pipe *sftp_pipe_new(u_int, u_int);
 void	sftp_pipe_free(struct sftp_pipe *);
 u_int	sftp_pipe_limit(const struct sftp_pipe *);
+u_int	sftp_pipe_first(const struct sftp_pipe *, uint64_t, uint64_t);
 void	sftp_pipe_full(struct sftp_pipe *);
 int	sftp_pipe_fixed(const struct sftp_pipe *);
 int	sftp_pipe_reply_ready(int);

@@ -7,7 +7,9 @@
 #   with a fixed pipeline (sftp -R 64, scp -X nrequests=64), byte-exact;
 #   the fixed ones never log a change of the pipeline.  An upload allows
 #   256 MiB of requests from the start; with a fixed count it still waits
-#   for the first write's status, as stock does.  An upload into
+#   for the first write's status, as stock does.  A download sends the
+#   reads the file needs (up to 64) before the first reply; with a fixed
+#   count it sends one, as stock does.  An upload into
 #   /dev/full fails with stock's messages and exit status, and stops
 #   within a few writes (it reads each status as it comes).
 #   As root, on an emulated 1 Gbit/s link with a 600 ms round trip
@@ -56,6 +58,13 @@ writes_first() {
 	    /SSH2_FXP_STATUS/ && n { print n; exit }' "$1"
 }
 
+# reads_first LOG: how many reads a download (-vvv) sent before the first
+# reply came in.
+reads_first() {
+	awk '/Request range/ { n++ } /Received reply T:/ && n { print n; exit }' \
+	    "$1"
+}
+
 # --- On loopback.
 DATA=`make_data 9437441`	# 9 MiB and a bit: not a multiple of any request
 start_sshd lo hpn
@@ -67,9 +76,27 @@ rm -f "$OUT"
 check_copy lo-scp-up scp $? "$TESTDIR/scp.up.log" "$DATA" "$OUT"
 grows lo-scp-up-full "$TESTDIR/scp.up.log"
 rm -f "$TESTDIR/down"
-"$SCP" -v -S "$SSH" -F "$SSH_CONFIG" hpntest:"$DATA" "$TESTDIR/down" \
+"$SCP" -vvv -S "$SSH" -F "$SSH_CONFIG" hpntest:"$DATA" "$TESTDIR/down" \
     2>"$TESTDIR/scp.down.log"
 check_copy lo-scp-down scp $? "$TESTDIR/scp.down.log" "$DATA" "$TESTDIR/down"
+n=`reads_first "$TESTDIR/scp.down.log"`
+if [ "${n:-0}" -gt 1 ]; then
+	pass lo-scp-down-first-reads
+	echo "# lo-scp-down-first-reads: $n reads before the first reply (stock: 1)"
+else
+	fail lo-scp-down-first-reads "${n:-no} reads before the first reply"
+fi
+rm -f "$TESTDIR/down"
+"$SCP" -vvv -X nrequests=$STOCK_REQ -S "$SSH" -F "$SSH_CONFIG" \
+    hpntest:"$DATA" "$TESTDIR/down" 2>"$TESTDIR/scp.fixed.down.log"
+check_copy lo-scp-fixed-down scp $? "$TESTDIR/scp.fixed.down.log" "$DATA" \
+    "$TESTDIR/down"
+n=`reads_first "$TESTDIR/scp.fixed.down.log"`
+if [ "${n:-0}" -eq 1 ]; then
+	pass lo-scp-fixed-first-read
+else
+	fail lo-scp-fixed-first-read "${n:-no} reads before the first reply"
+fi
 
 rm -f "$OUT" "$TESTDIR/down"
 printf 'put %s %s\nget %s %s\n' "$DATA" "$OUT" "$DATA" "$TESTDIR/down" \

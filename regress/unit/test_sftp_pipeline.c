@@ -140,6 +140,7 @@ int
 main(void)
 {
 	struct sim s;
+	struct sftp_pipe *p;
 	u_int max = SFTP_PIPE_MAX_BYTES / BUFLEN;
 
 	memset(&s, 0, sizeof(s));
@@ -164,6 +165,27 @@ main(void)
 	s.dur_us = 5 * SEC;
 	simulate(&s, 64, BUFLEN);
 	result(s.peak <= 2 * 64, "loopback-stays: peak %u <= 128", s.peak);
+
+	/*
+	 * A download starts with the reads the file needs, up to the count;
+	 * with a fixed count or no size, with one, as stock.
+	 */
+	p = sftp_pipe_new(64, BUFLEN);
+	result(sftp_pipe_first(p, 0, 0) == 1 && sftp_pipe_first(p, 1, 0) == 1 &&
+	    sftp_pipe_first(p, 10 * BUFLEN, 0) == 10 &&
+	    sftp_pipe_first(p, 10 * BUFLEN + 1, 0) == 11 &&
+	    sftp_pipe_first(p, 1ULL << 30, 0) == 64 &&
+	    sftp_pipe_first(p, 1ULL << 30, (1ULL << 30) - 1) == 1 &&
+	    sftp_pipe_first(p, 5, 9) == 1,
+	    "first-reads: 1 GiB -> %u, 10 requests' worth -> %u, empty -> %u",
+	    sftp_pipe_first(p, 1ULL << 30, 0),
+	    sftp_pipe_first(p, 10 * BUFLEN, 0), sftp_pipe_first(p, 0, 0));
+	sftp_pipe_free(p);
+	p = sftp_pipe_new(64, 0);
+	result(sftp_pipe_first(p, 1ULL << 30, 0) == 1,
+	    "first-reads-fixed: 1 GiB -> %u",
+	    sftp_pipe_first(p, 1ULL << 30, 0));
+	sftp_pipe_free(p);
 
 	/* -R 64: fixed. */
 	s.rtt_us = SEC;
