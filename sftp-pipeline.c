@@ -113,7 +113,7 @@ sftp_pipe_first(const struct sftp_pipe *p, uint64_t size, uint64_t offset)
 {
 	uint64_t need;
 
-	if (p->buflen == 0 || size <= offset)
+	if (sftp_pipe_fixed(p) || size <= offset)
 		return 1;
 	need = (size - offset + p->buflen - 1) / p->buflen;
 	return (u_int)MINIMUM(need, p->limit);

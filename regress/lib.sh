@@ -401,9 +401,9 @@ rekeys_not_started() {
 
 # guessed_rekeys NAME CLIENT-LOG MARK MIN: a download's rekeys where our
 # ssh (at -v, its stderr in CLIENT-LOG) guesses the key exchange (0008,
-# kex-guess.c): at least MIN KEXINITs that guessed, none that the server dropped,
-# each rekey of the sshd (log since MARK) started by the client, no packet
-# skipped.
+# kex-guess.c): at least MIN KEXINITs that guessed, none that the server
+# dropped, each rekey of the sshd (log since MARK) started by the client,
+# no packet skipped.
 guessed_rekeys() {
 	_n=`grep -c "SSH2_MSG_KEXINIT guesses the key exchange" "$2"`
 	_why=`rekeys_not_started $3 received`

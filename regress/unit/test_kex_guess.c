@@ -16,8 +16,8 @@
 
 /*
  * test_kex_guess: the client's guessed key exchange on a rekey (patch
- * 0008, kex-guess.c: its KEXINIT says first_kex_packet_follows and the KEX_ECDH_INIT
- * follows at once).  Between two in-memory endpoints (OpenSSH's ssh_api):
+ * 0008, kex-guess.c: its KEXINIT says first_kex_packet_follows and the
+ * KEX_ECDH_INIT follows at once).  Between two in-memory endpoints (OpenSSH's ssh_api):
  * a rekey the client starts does guess; until the server's KEXINIT is in,
  * a KEX_ECDH_REPLY is a protocol error, as without a guess (a server that
  * sent one first once reached kex_derive_keys() with no new keys); the
