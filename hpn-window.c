@@ -41,6 +41,9 @@
  * sshd also starts each rekey before the client's limit by what the
  * client may still send (the windows): a client that starts a rekey
  * itself sends no data for two round trips, and for one when sshd does.
+ * A downloading client that guesses the key exchange starts it as early,
+ * and lends its busy channels a window's worth more just before, for the
+ * round trip in which it can send no window adjust (chan_rekey()).
  */
 
 #include "includes.h"
@@ -92,6 +95,7 @@ struct hpn_chan {
 	int idle;		/* not busy at the last poll */
 	u_int held;		/* most its buffers held since given back */
 	double drained;		/* when they last became empty; 0: not */
+	u_int lent;		/* window lent for a rekey (chan_rekey()) */
 };
 
 /* A connection's window state, in struct ssh. */
@@ -848,6 +852,47 @@ kex_guesses(const struct kex *kex)
 }
 
 /*
+ * A client that guesses its rekey's key exchange (kex_guesses()) sends
+ * nothing from its KEXINIT until the server's reply is in, a round trip,
+ * not even window adjusts: a sender that the windows hold would run out
+ * of window for most of that round trip.  So shortly before such a rekey
+ * starts (HPN_REKEY_LEAD), a busy channel from a patched sender is lent
+ * as much window again as it has, within HPNBufferSize, the adjust going
+ * out ahead of the KEXINIT; once the new keys are in, the loan comes back
+ * out of what its consumer takes.  Returns what it lent now.
+ */
+static u_int
+chan_rekey(struct ssh *ssh, struct hpn_window *hw, Channel *c,
+    struct hpn_chan *ch, double now)
+{
+	u_int win = c->local_window_max, lend;
+	u_int64_t lead = MAXIMUM(hw->total / 16, HPN_REKEY_LEAD);
+
+	if (ch->lent != 0) {
+		if (ssh_packet_is_rekeying(ssh) ||
+		    ssh_packet_rekey_near(ssh, lead))
+			return 0;
+		/* Other channels' shares may have taken some of it. */
+		if (ch->lent > win - CHAN_SES_WINDOW_DEFAULT)
+			ch->lent = win - CHAN_SES_WINDOW_DEFAULT;
+		chan_give_back(hw, c, ch, win - ch->lent);
+		ch->lent -= win - c->local_window_max;
+		return 0;
+	}
+	if (ssh->kex == NULL || ssh->kex->server || !kex_guesses(ssh->kex) ||
+	    !hw->peer.patched || !chan_busy(hw, ch, now) ||
+	    hw->opt.max <= hw->total || !ssh_packet_rekey_near(ssh, lead))
+		return 0;
+	lend = MINIMUM(win, hw->opt.max - hw->total);
+	if (lend < 3 * c->local_maxpacket)
+		return 0;
+	chan_resize(hw, c, ch, win + lend);
+	ch->lent = lend;
+	debug2("channel %d: %u of window lent for the rekey", c->self, lend);
+	return lend;
+}
+
+/*
  * Called by channels.c for an open channel before it considers sending a
  * window adjust: grows or shrinks the window of a bulk channel.
  */
@@ -856,7 +901,8 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 {
 	struct hpn_window *hw = ssh->hpn_window;
 	struct hpn_chan *ch;
-	u_int buffered, win;
+	u_int buffered, win, lent;
+	u_int64_t reserve;
 	double now;
 
 	if (!chan_managed(hw, c) || (ch = chan_entry(hw, c)) == NULL)
@@ -882,6 +928,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	else if (hw->nbusy > 1 && now - hw->starved < 1.0 &&
 	    c->local_consumed > 0)
 		chan_share(hw, c, ch);
+	lent = chan_rekey(ssh, hw, c, ch, now);
 	note_consumed(c, ch);
 	/*
 	 * An uploading client would start each rekey at its limit and then
@@ -890,10 +937,12 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	 * downloading client that guesses the key exchange (kex_guesses())
 	 * starts it as early, so that its guess, not the sender's KEXINIT at
 	 * its limit, begins the exchange: the sender then waits one round
-	 * trip, not two.
+	 * trip, not two.  A loan made just now counts from the next call
+	 * on, once its adjust is out: the rekey would hold it back.
 	 */
+	reserve = hw->total - lent;
 	if (ssh->kex != NULL && (ssh->kex->server || kex_guesses(ssh->kex)))
-		ssh_packet_set_rekey_reserve(ssh, hw->total + hw->total / 16);
+		ssh_packet_set_rekey_reserve(ssh, reserve + reserve / 16);
 }
 
 /*

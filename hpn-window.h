@@ -87,6 +87,12 @@
  * back once they have been empty for as long as a channel stays busy.
  */
 #define HPN_BUFFER_KEEP		(256*1024)
+/*
+ * A client lends window for its guessed rekey (hpn-window.c) when the
+ * rekey is due within a sixteenth of the windows, or this if more: more
+ * than it reads in one pass of its loop (PACKET_MAX_SIZE).
+ */
+#define HPN_REKEY_LEAD		(1024*1024)
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*

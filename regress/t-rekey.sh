@@ -4,8 +4,9 @@
 # starts an upload's rekeys while the client may still send what its
 # windows allow; our ssh guesses a download's key exchange (RFC 4253
 # first_kex_packet_follows) where the server lists first the algorithms
-# in use.  The guess between in-memory endpoints is t-kexguess's; against
-# Debian's sshd, t-interop's.
+# in use, and lends the sender window for it; our sshd sends again once
+# its own NEWKEYS is out.  The guess between in-memory endpoints is
+# t-kexguess's; against Debian's sshd, t-interop's.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -89,6 +90,30 @@ if [ "$n" -ge 4 ]; then
 else
 	fail rekey-rsafirst-rekeys "$n NEWKEYS received, not 4 or more"
 fi
+stop_sshd
+
+# --- Rekeying a download from our sshd: it sends again as soon as its own
+# NEWKEYS is out, not only once the client's arrives, and our ssh lends
+# each busy channel a window's worth more just before its guessed rekey
+# (hpn-window.c's chan_rekey()).  On loopback, RekeyLimit 64M, a 320 MiB
+# download by our ssh and by the stock twin's: byte-exact; ours guessed
+# each rekey and made a loan before each (ssh -vv).
+
+start_sshd rekeyours hpn "LogLevel DEBUG2" "RekeyLimit 64M"
+from=`log_mark`
+xfer_down rekey-ours "$SSH" "$REKEY_DATA" -vv \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
+guessed_rekeys rekey-ours-guess "$TESTDIR/err.rekey-ours.down" $from 3
+n=`grep -c "SSH2_MSG_KEXINIT guesses" "$TESTDIR/err.rekey-ours.down"`
+l=`grep -c "of window lent for the rekey" "$TESTDIR/err.rekey-ours.down"`
+if [ "$l" -ge "$n" ] && [ "$n" -ge 3 ]; then
+	pass rekey-ours-loan
+	echo "# rekey-ours-loan: $l loans for $n guessed rekeys"
+else
+	fail rekey-ours-loan "$l loans for $n guessed rekeys"
+fi
+xfer_down rekey-ours-stock "$STOCK_BUILD/ssh" "$REKEY_DATA" \
+    -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
 stop_sshd
 rm -f "$REKEY_DATA"
 exit 0

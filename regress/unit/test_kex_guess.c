@@ -17,11 +17,15 @@
 /*
  * test_kex_guess: the client's guessed key exchange on a rekey (patch
  * 0008, kex-guess.c: its KEXINIT says first_kex_packet_follows and the
- * KEX_ECDH_INIT follows at once).  Between two in-memory endpoints (OpenSSH's ssh_api):
- * a rekey the client starts does guess; until the server's KEXINIT is in,
- * a KEX_ECDH_REPLY is a protocol error, as without a guess (a server that
- * sent one first once reached kex_derive_keys() with no new keys); the
- * guessed exchange then completes, and the connection rekeys again.
+ * KEX_ECDH_INIT follows at once).  Between two in-memory endpoints
+ * (OpenSSH's ssh_api): a rekey the client starts does guess; until the
+ * server's KEXINIT is in, a KEX_ECDH_REPLY is a protocol error, as without
+ * a guess (a server that sent one first once reached kex_derive_keys()
+ * with no new keys); the guessed exchange then completes, and the
+ * connection rekeys again.  And (patch 0003) once the server has answered
+ * the guess with its NEWKEYS, its key exchange no longer holds its other
+ * messages back: one sent before the client's NEWKEYS is in goes out at
+ * once, and the client reads it after the exchange.
  * Prints "ok - NAME" or "not ok - NAME" per case and a summary line.
  */
 
@@ -63,12 +67,84 @@ send_early_reply(struct ssh *server)
 	return 0;
 }
 
+#define CASE_GUESS	0
+#define CASE_EARLY	1	/* the server's reply before its KEXINIT */
+#define CASE_RESUME	2	/* the server sends before the exchange ends */
+
 /*
- * A rekey the client starts.  early: the server answers with a junk
- * KEX_ECDH_REPLY before it has even read the client's KEXINIT.
+ * The server's answer to the guess, then a CHANNEL_DATA message from it
+ * before the client's NEWKEYS is in: it must go out at once, and the
+ * client must read it, under the new keys, after the exchange.
+ */
+static int
+resume_check(struct ssh *client, struct ssh *server, char *buf, size_t len)
+{
+	const u_char *p;
+	size_t n;
+	u_char type = 0;
+	u_int32_t id;
+	char *s = NULL;
+	int r, i;
+
+	if ((r = flush(client, server)) != 0 ||
+	    (r = flush(server, client)) != 0) {
+		snprintf(buf, len, "the server's answer: %s", ssh_err(r));
+		return -1;
+	}
+	if (!ssh_packet_is_rekeying(server) || server->kex->done) {
+		snprintf(buf, len, "the exchange ended before the client's "
+		    "NEWKEYS");
+		return -1;
+	}
+	if (ssh_packet_kex_holds_output(server)) {
+		snprintf(buf, len, "the key exchange holds the server's output "
+		    "after its NEWKEYS");
+		return -1;
+	}
+	if ((r = sshpkt_start(server, SSH2_MSG_CHANNEL_DATA)) != 0 ||
+	    (r = sshpkt_put_u32(server, 7)) != 0 ||
+	    (r = sshpkt_put_cstring(server, "resumed")) != 0 ||
+	    (r = sshpkt_send(server)) != 0) {
+		snprintf(buf, len, "CHANNEL_DATA: %s", ssh_err(r));
+		return -1;
+	}
+	if ((p = ssh_output_ptr(server, &n)) == NULL || n == 0) {
+		snprintf(buf, len, "CHANNEL_DATA was queued, not sent");
+		return -1;
+	}
+	if ((r = flush(server, client)) != 0) {
+		snprintf(buf, len, "flush: %s", ssh_err(r));
+		return -1;
+	}
+	for (i = 0; i < 10 && type == 0; i++) {
+		if ((r = ssh_packet_next(client, &type)) != 0) {
+			snprintf(buf, len, "the client's read: %s",
+			    ssh_err(r));
+			return -1;
+		}
+	}
+	if (type != SSH2_MSG_CHANNEL_DATA || !client->kex->done) {
+		snprintf(buf, len, "the client read type %u, exchange %s",
+		    type, client->kex->done ? "done" : "not done");
+		return -1;
+	}
+	if ((r = sshpkt_get_u32(client, &id)) != 0 ||
+	    (r = sshpkt_get_cstring(client, &s, NULL)) != 0 ||
+	    id != 7 || strcmp(s, "resumed") != 0) {
+		snprintf(buf, len, "CHANNEL_DATA garbled: %s", ssh_err(r));
+		free(s);
+		return -1;
+	}
+	free(s);
+	return 0;
+}
+
+/*
+ * A rekey the client starts, with what (CASE_*) the server does about
+ * the guess besides answering it.
  */
 static void
-rekey_case(const char *name, int early, struct sshkey *private,
+rekey_case(const char *name, int what, struct sshkey *private,
     struct sshkey *public)
 {
 	struct ssh *client = NULL, *server = NULL;
@@ -114,7 +190,12 @@ rekey_case(const char *name, int early, struct sshkey *private,
 		result(name, 0, "the client did not guess");
 		goto out;
 	}
-	if (early) {
+	if (what == CASE_RESUME &&
+	    resume_check(client, server, buf, sizeof(buf)) != 0) {
+		result(name, 0, buf);
+		goto out;
+	}
+	if (what == CASE_EARLY) {
 		if (client->dispatch[SSH2_MSG_KEX_ECDH_REPLY] !=
 		    &kex_protocol_error) {
 			result(name, 0, "KEX_ECDH_REPLY is accepted before "
@@ -159,7 +240,10 @@ main(void)
 
 	if (start_test("test_kex_guess", &private, &public) != 0)
 		return 1;
-	rekey_case("guessed-rekey", 0, private, public);
-	rekey_case("reply-before-kexinit-refused", 1, private, public);
+	rekey_case("guessed-rekey", CASE_GUESS, private, public);
+	rekey_case("reply-before-kexinit-refused", CASE_EARLY, private,
+	    public);
+	rekey_case("server-sends-after-its-newkeys", CASE_RESUME, private,
+	    public);
 	return end_test(private, public);
 }
