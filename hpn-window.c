@@ -857,16 +857,17 @@ kex_guesses(const struct kex *kex)
  * not even window adjusts: a sender that the windows hold would run out
  * of window for most of that round trip.  So shortly before such a rekey
  * starts (HPN_REKEY_LEAD), a busy channel from a patched sender is lent
- * as much window again as it has, within HPNBufferSize, the adjust going
- * out ahead of the KEXINIT; once the new keys are in, the loan comes back
- * out of what its consumer takes.  Returns what it lent now.
+ * as much window again as it has, within HPNBufferSize and the rekey's
+ * reserve, the adjust going out ahead of the KEXINIT; once the new keys
+ * are in, the loan comes back out of what its consumer takes.  Returns
+ * what it lent now.
  */
 static u_int
 chan_rekey(struct ssh *ssh, struct hpn_window *hw, Channel *c,
     struct hpn_chan *ch, double now)
 {
 	u_int win = c->local_window_max, lend;
-	u_int64_t lead = MAXIMUM(hw->total / 16, HPN_REKEY_LEAD);
+	u_int64_t lead = MAXIMUM(hw->total / 16, HPN_REKEY_LEAD), room;
 
 	if (ch->lent != 0) {
 		if (ssh_packet_is_rekeying(ssh) ||
@@ -883,7 +884,17 @@ chan_rekey(struct ssh *ssh, struct hpn_window *hw, Channel *c,
 	    !hw->peer.patched || !chan_busy(hw, ch, now) ||
 	    hw->opt.max <= hw->total || !ssh_packet_rekey_near(ssh, lead))
 		return 0;
+	/*
+	 * packet.c caps the reserve, the windows and 1/16, at a quarter of
+	 * the limit: a loan beyond that would let the sender overrun it.
+	 */
+	room = ssh_packet_rekey_limit_in(ssh) / 4;
+	room -= room / 17;
+	if (room <= hw->total)
+		return 0;
 	lend = MINIMUM(win, hw->opt.max - hw->total);
+	if (lend > room - hw->total)
+		lend = room - hw->total;
 	if (lend < 3 * c->local_maxpacket)
 		return 0;
 	chan_resize(hw, c, ch, win + lend);
