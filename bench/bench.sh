@@ -26,7 +26,6 @@
 
 BYTES=${BENCH_BYTES:-2147483648}
 RUNS=${BENCH_RUNS:-5}
-CC="${CC:-cc}"
 MASK="~0x200000200000000"
 
 machine() {
@@ -49,11 +48,7 @@ echo
 # 1. The engine alone.
 if [ -z "${BENCH_SKIP_ENGINE:-}" ]; then
 	b="$TESTDIR/bench_ctr_mt"
-	if $CC -O2 -g -I"$HPN_BUILD" -I"$HPN_BUILD/openbsd-compat" \
-	    -I"$HPN_TOP" -I"$HPN_TOP/regress/unit" -o "$b" \
-	    "$HPN_TOP/bench/bench_ctr_mt.c" \
-	    "$HPN_TOP/cipher-ctr-mt.c" "$HPN_TOP/cipher-ctr-mt-policy.c" \
-	    $HPN_LIBSSH 2>"$TESTDIR/cc.err"; then
+	if unit_build "$b" >"$TESTDIR/cc.err" 2>&1; then
 		# 9 rounds: the ratio is the median of 9 same-round ratios.
 		echo "== engine: MT-AES-CTR vs OpenSSL serial AES-CTR (AES-NI on)"
 		"$b" ${BENCH_ENGINE_MIB:-512} 32 9

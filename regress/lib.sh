@@ -13,10 +13,6 @@
 HPN_TOP="${HPN_TOP:-`cd "\`dirname "$0"\`/.." && pwd`}"
 HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
 STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
-# The link line of a program built against the patched libssh.a (unit
-# tests, benchmarks).
-HPN_LIBSSH="-L$HPN_BUILD -L$HPN_BUILD/openbsd-compat -lssh -lopenbsd-compat \
-    -lssh -lopenbsd-compat -lcrypto -lz -lpthread"
 # The OpenSSH release under test (make passes it): else the one the
 # patched tree's stamp names, else the one configure chose.
 HPN_OPENSSH="${HPN_OPENSSH:-`cat "$HPN_BUILD/.hpn-patched" 2>/dev/null`}"
@@ -615,20 +611,23 @@ check_rejected() {
 	fi
 }
 
+# unit_build FILE [CFLAGS]: build the unit test program (or benchmark)
+# named by FILE's name without its suffix against $HPN_BUILD, with
+# regress/unit/Makefile's one rule.
+unit_build() {
+	env MAKEFLAGS= MAKELEVEL= ${MAKE:-make} -r -s \
+	    -f "$HPN_TOP/regress/unit/Makefile" CC="${CC:-cc}" \
+	    CFLAGS="${2:--O2 -g}" TOP="$HPN_TOP" BUILD="$HPN_BUILD" \
+	    OUT="`dirname "$1"`" "$1"
+}
+
 # unit_libssh PROG PREFIX N: build regress/unit/PROG.c against the
 # patched libssh of $HPN_BUILD, run it and report each of its "ok" and
 # "not ok" lines as a check named PREFIX and the case; PREFIXsummary
 # passes if it ends with "N passed, 0 failed", PREFIXbuild fails if it
-# does not build.  (The PKCS#11 client left libssh in 10.1p1: its
-# object is linked like the SK one where the tree has it.)
+# does not build.
 unit_libssh() {
-	_b="$HPN_BUILD"
-	_objs="$_b/ssh-sk-client.o"
-	[ -f "$_b/ssh-pkcs11-client.o" ] && _objs="$_objs $_b/ssh-pkcs11-client.o"
-	if ! ${CC:-cc} -O2 -g -I"$_b" -I"$_b/openbsd-compat" \
-	    -o "$TESTDIR/$1" "$HPN_TOP/regress/unit/$1.c" $_objs \
-	    $HPN_LIBSSH >"$TESTDIR/cc.$1" 2>&1
-	then
+	if ! unit_build "$TESTDIR/$1" >"$TESTDIR/cc.$1" 2>&1; then
 		fail "${2}build" "`grep -m1 error "$TESTDIR/cc.$1"`"
 		return
 	fi

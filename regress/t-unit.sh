@@ -20,8 +20,6 @@
 
 . "`dirname "$0"`/lib.sh"
 
-CC="${CC:-cc}"
-INC="-I$HPN_BUILD -I$HPN_BUILD/openbsd-compat -I$HPN_TOP"
 # UBSan: GCC's "undefined" leaves out float-cast-overflow (a double too
 # large for its integer type), which the meter's rates need.
 ASAN_UBSAN="-O1 -g -fno-omit-frame-pointer \
@@ -33,16 +31,12 @@ ASAN_UBSAN_ENV="ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 [ -f "$HPN_BUILD/openbsd-compat/libopenbsd-compat.a" ] ||
     die "no libopenbsd-compat.a in $HPN_BUILD: run make first"
 
-# variant NAME CFLAGS [ENV...]: build program $PROG from $SRC with $DEFS
-# and $LIBS, run it; results are named $TAG$NAME/CASE.
+# variant NAME CFLAGS [ENV...]: build program $PROG with CFLAGS
+# (regress/unit/Makefile), run it; results are named $TAG$NAME/CASE.
 variant() {
 	_v="$TAG$1"
-	_flags="$2"
-	shift 2
 	_bin="$TESTDIR/$PROG.$_v"
-	# shellcheck disable=SC2086
-	if ! $CC $_flags $DEFS $INC -o "$_bin" $SRC $LIBS >"$TESTDIR/cc.$_v" 2>&1
-	then
+	if ! unit_build "$_bin" "$2" >"$TESTDIR/cc.$_v" 2>&1; then
 		if [ "$_v" != "${TAG}plain" ] &&
 		    grep -q "cannot find.*lib[at]san\|sanitizer" "$TESTDIR/cc.$_v"
 		then
@@ -53,6 +47,7 @@ variant() {
 		fi
 		return
 	fi
+	shift 2
 	env "$@" "$_bin" >"$TESTDIR/out.$_v" 2>&1
 	_rc=$?
 	sed -n 's/^ok - \(.*\)/\1/p' "$TESTDIR/out.$_v" | while read -r _t; do
@@ -76,14 +71,9 @@ variant() {
 	grep '^# final line:' "$TESTDIR/out.$_v" || :
 }
 
-# The engine.  CTR_MT_TEST: lets the tests stall workers between chunks.
+# The engine.
 PROG=test_ctr_mt
 TAG=
-# The host policy logs through libssh.
-SRC="$HPN_TOP/regress/unit/test_ctr_mt.c $HPN_TOP/cipher-ctr-mt.c \
-    $HPN_TOP/cipher-ctr-mt-policy.c"
-DEFS="-DCTR_MT_TEST"
-LIBS="$HPN_LIBSSH"
 variant plain "-O2 -g"
 # shellcheck disable=SC2086
 variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV CTR_MT_QUICK=1
@@ -93,9 +83,6 @@ variant tsan "-O1 -g -fsanitize=thread" \
 # The progress meter.
 PROG=test_progressmeter
 TAG=meter-
-SRC="$HPN_TOP/regress/unit/test_progressmeter.c"
-DEFS=
-LIBS="$HPN_LIBSSH"
 if [ -f "$HPN_BUILD/libssh.a" ]; then
 	variant plain "-O2 -g"
 	# shellcheck disable=SC2086
@@ -107,8 +94,6 @@ fi
 # The scp/sftp request pipeline.
 PROG=test_sftp_pipeline
 TAG=pipeline-
-SRC="$HPN_TOP/regress/unit/test_sftp_pipeline.c"
-LIBS="$HPN_LIBSSH -lm"
 if [ ! -f "$HPN_BUILD/sftp-pipeline.c" ]; then
 	skip pipeline "the tree under test has no sftp-pipeline.c"
 elif [ -f "$HPN_BUILD/libssh.a" ]; then
@@ -122,8 +107,6 @@ fi
 # Poly1305.
 PROG=test_poly1305
 TAG=poly1305-
-SRC="$HPN_TOP/regress/unit/test_poly1305.c $HPN_TOP/poly1305-evp.c \
-    $HPN_BUILD/poly1305.c"
 if [ -f "$HPN_BUILD/libssh.a" ]; then
 	variant plain "-O2 -g"
 	# shellcheck disable=SC2086
