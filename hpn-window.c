@@ -852,6 +852,17 @@ kex_guesses(const struct kex *kex)
 }
 
 /*
+ * What the rekey must leave room for (ssh_packet_set_rekey_reserve()) when
+ * the peer may still send windows of w bytes: those and their packets'
+ * framing.
+ */
+static u_int64_t
+rekey_reserve(u_int64_t w)
+{
+	return w + w / 16;
+}
+
+/*
  * A client that guesses its rekey's key exchange (kex_guesses()) sends
  * nothing from its KEXINIT until the server's reply is in, a round trip,
  * not even window adjusts: a sender that the windows hold would run out
@@ -885,11 +896,10 @@ chan_rekey(struct ssh *ssh, struct hpn_window *hw, Channel *c,
 	    hw->opt.max <= hw->total || !ssh_packet_rekey_near(ssh, lead))
 		return 0;
 	/*
-	 * packet.c caps the reserve, the windows and 1/16, at a quarter of
-	 * the limit: a loan beyond that would let the sender overrun it.
+	 * packet.c caps the reserve: windows whose rekey_reserve() is above
+	 * the cap would let the sender overrun the limit.
 	 */
-	room = ssh_packet_rekey_limit_in(ssh) / 4;
-	room -= room / 17;
+	room = ssh_packet_rekey_reserve_max(ssh) / 17 * 16;
 	if (room <= hw->total)
 		return 0;
 	lend = MINIMUM(win, hw->opt.max - hw->total);
@@ -913,7 +923,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	struct hpn_window *hw = ssh->hpn_window;
 	struct hpn_chan *ch;
 	u_int buffered, win, lent;
-	u_int64_t reserve;
+	u_int64_t windows;
 	double now;
 
 	if (!chan_managed(hw, c) || (ch = chan_entry(hw, c)) == NULL)
@@ -951,9 +961,9 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	 * trip, not two.  A loan made just now counts from the next call
 	 * on, once its adjust is out: the rekey would hold it back.
 	 */
-	reserve = hw->total - lent;
+	windows = hw->total - lent;
 	if (ssh->kex != NULL && (ssh->kex->server || kex_guesses(ssh->kex)))
-		ssh_packet_set_rekey_reserve(ssh, reserve + reserve / 16);
+		ssh_packet_set_rekey_reserve(ssh, rekey_reserve(windows));
 }
 
 /*
