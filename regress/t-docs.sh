@@ -5,7 +5,8 @@
 # looks for it: its own entry in ssh_config(5) / sshd_config(5), with its
 # default; the -o list of ssh(1) (up to 10.3p1), scp(1) and sftp(1) for
 # client keywords; README.hpn; and it is printed by ssh -G / sshd -T.
-# The None cipher and MAC entries carry their security note.
+# The None cipher and MAC entries carry their security note.  README.hpn
+# has at most 300 lines and names every note in docs/.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -94,6 +95,21 @@ if awk '/^Security/ { p = 1 } p' "$HPN_TOP/README.hpn" | head -n 40 |
 	pass readme-security-notes
 else
 	fail readme-security-notes "README.hpn has no Security section on the none cipher and MAC"
+fi
+
+# README.hpn stays short, and names every note in docs/ (and no other).
+n=`wc -l <"$HPN_TOP/README.hpn"`
+if [ "$n" -le 300 ]; then
+	pass readme-short
+else
+	fail readme-short "README.hpn has $n lines, more than 300"
+fi
+named=`sed -n 's/^    \([a-z0-9-]*\.md\)  .*/\1/p' "$HPN_TOP/README.hpn" | sort`
+there=`cd "$HPN_TOP/docs" && ls *.md | sort`
+if [ -n "$named" ] && [ "x$named" = "x$there" ]; then
+	pass readme-names-docs
+else
+	fail readme-names-docs "README.hpn names `echo $named`; docs/ has `echo $there`"
 fi
 
 # Groff finds nothing wrong in the pages we touched.
