@@ -26,27 +26,41 @@
  *
  * An upload sends its open, and once the handle is back, the file's
  * writes followed at once by its setstats and its close: the server
- * handles one handle's requests in the order they came (OpenSSH's
- * sftp-server does everything in order), and every status is checked.
- * A download sends its open, then reads up to the size its directory
- * listing gave and one more for the end of the file, and its close once
- * every read is answered.  File data is requested for the oldest file
- * first, so files finish roughly in order and the progress meter shows
- * one file at a time: the oldest one still open.
+ * handles one handle's requests in the order they came (the protocol
+ * requires it of requests on one file; only replies may come in any
+ * order), and every status is checked.  A download sends its open,
+ * then reads up to the size its directory listing gave and one more
+ * for the end of the file, and its close once every read is answered;
+ * the rest of a short reply is always asked for.  File data is
+ * requested for the oldest file first, so files finish roughly in order
+ * and the progress meter shows one file at a time: the oldest one still
+ * open.
+ *
+ * A destination is changed only once its file's data is under way: the
+ * open of an upload does not truncate (the file is emptied with FSETSTAT
+ * once its handle is back, or, where the server cannot, by opening it
+ * again with truncation), and a download opens its local file when the
+ * first data comes.  So an interrupt (after which no file starts, the
+ * data of those under way stops and each open handle is closed) or a
+ * lost connection (sftp_batch_lost()) leaves the files not yet started
+ * as they were, and names as failed each one it cut short, as
+ * sftp_upload() and sftp_download() name theirs.  Two files of one
+ * destination go one after the other, so the later source is the one
+ * that stays.
  *
  * Errors are reported as sftp_upload() and sftp_download() report them;
- * a file that fails does not stop the others.  After an interrupt no new
- * file starts, the data of those under way stops, and each open handle
- * is closed.
+ * a file that fails does not stop the others.  A failed upload is cut
+ * back to what was written without a gap, a failed download likewise.
  *
  * The replies of other requests sent while the batch runs (sftp_mkdir(),
  * sftp_readdir() of the next directory) pass through get_msg(), which
  * hands ours to sftp_batch_reply().
  *
  * scp and sftp give one batch several arguments (scp a b host:, a glob
- * of sftp's put or get).  Lines for the user ("Uploading", "Entering")
- * and an argument's failure line are notes queued between the files, so
- * they come in the order a copy one file at a time gives them.
+ * of sftp's put or get).  Lines for the user ("Uploading", "Entering"),
+ * an argument's failure line, what sftp and scp log meanwhile (batch_log())
+ * and each file's errors are queued between the files, so they come in
+ * the order a copy of one file at a time gives them.
  */
 
 #include "includes.h"
@@ -107,6 +121,7 @@ TAILQ_HEAD(xargs, xarg);
 /* Entries of the queue that are not files. */
 #define NOTE_SAY	1	/* print src when its turn comes */
 #define NOTE_END	2	/* the end of an argument */
+#define NOTE_LOG	3	/* log src at level when its turn comes */
 
 /* A request in flight. */
 struct xreq {
@@ -116,6 +131,7 @@ struct xreq {
 	uint64_t offset;	/* reads and writes */
 	size_t len;
 	size_t cost;		/* what it counts in data_bytes */
+	int truncate;		/* the FSETSTAT that empties an upload's file */
 	TAILQ_ENTRY(xreq) tq;
 };
 TAILQ_HEAD(xreqs, xreq);
@@ -141,6 +157,13 @@ struct xfer {
 	int probing;		/* a read past the listed size is in flight */
 	int seen_zerolen;	/* a read answered with no data */
 	int eof;		/* no more data to request */
+	int at_end;		/* download: a read found the end of the file */
+	int touched;		/* the destination file was changed */
+	int cut;		/* left unfinished by an interrupt or a lost
+				   connection, with its destination changed */
+	int retry;		/* upload: open again, with truncation */
+	int trunc_at_open;	/* upload: its open truncates */
+	int trimmed;		/* upload: cut back to what was written */
 	int metered;		/* the meter shows it */
 	int opened;		/* the remote open succeeded */
 	int named;		/* named by the user, not found in a directory */
@@ -149,6 +172,9 @@ struct xfer {
 	u_int status;		/* the first error status of a read/write */
 	int write_errno;	/* download: the local write's error */
 	int mode;		/* a directory's final mode, or -1 */
+	char **msgs;		/* errors held until those before are done */
+	u_int nmsgs;
+	LogLevel level;		/* of a NOTE_LOG */
 	TAILQ_ENTRY(xfer) tq;
 };
 TAILQ_HEAD(xfers, xfer);
@@ -171,6 +197,9 @@ struct sftp_batch {
 	struct sshbuf *msg;	/* what we send */
 	struct sshbuf *reply;	/* what we read ourselves */
 	u_char *data;		/* one upload request's data */
+	int trunc_open;		/* upload: truncate at open, not later */
+	sshsig_t sigpipe;	/* the handler before the batch */
+	int direct;		/* batch_log() logs at once */
 	int failed;
 };
 
@@ -185,6 +214,49 @@ batch_buflen(const struct sftp_batch *b)
 {
 	return batch_download(b) ? b->params.download_buflen :
 	    b->params.upload_buflen;
+}
+
+/*
+ * What sftp and scp log while files are in flight (a directory they
+ * cannot read, a file they skip) waits for the lines and files queued
+ * before it, as it would in a copy of one file at a time; what is more
+ * verbose than logit(), and fatal(), goes out at once.
+ */
+static void
+batch_log(LogLevel level, int forced, const char *msg, void *ctx)
+{
+	struct sftp_batch *b = ctx;
+	struct xfer *x;
+
+	/* Here log.c has no handler: sshlogdirect() logs at once. */
+	if (b->direct || level == SYSLOG_LEVEL_FATAL ||
+	    level > SYSLOG_LEVEL_INFO ||
+	    (TAILQ_EMPTY(&b->active) && TAILQ_EMPTY(&b->queued))) {
+		sshlogdirect(level, forced, "%s", msg);
+		return;
+	}
+	x = xcalloc(1, sizeof(*x));
+	x->note = NOTE_LOG;
+	x->level = level;
+	x->src = xstrdup(msg);
+	x->fd = -1;
+	TAILQ_INSERT_TAIL(&b->queued, x, tq);
+}
+
+/* The batch's own lines: logged now, past batch_log()'s queue. */
+static void
+batch_logdirect(struct sftp_batch *b, LogLevel level, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	xvasprintf(&line, fmt, ap);
+	va_end(ap);
+	b->direct = 1;
+	sshlogdirect(level, 0, "%s", line);
+	b->direct = 0;
+	free(line);
 }
 
 /* Files at once: what the server allows, and our own descriptors. */
@@ -228,6 +300,12 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 		fatal_f("sshbuf_new failed");
 	if (!batch_download(b))
 		b->data = xmalloc(b->params.upload_buflen);
+	/*
+	 * A write to a lost connection fails with EPIPE, so that the files
+	 * it leaves unfinished are named (sftp_batch_lost()).
+	 */
+	b->sigpipe = ssh_signal(SIGPIPE, SIG_IGN);
+	set_log_handler(batch_log, b);
 	debug_f("%s, up to %u files at once",
 	    batch_download(b) ? "download" : "upload", b->max_files);
 	sftp_set_batch(conn, b);
@@ -237,14 +315,58 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 static void
 xfer_free(struct xfer *x)
 {
+	u_int i;
+
 	if (x == NULL)
 		return;
 	if (x->fd != -1)
 		close(x->fd);
+	for (i = 0; i < x->nmsgs; i++)
+		free(x->msgs[i]);
+	free(x->msgs);
 	free(x->src);
 	free(x->dst);
 	free(x->handle);
 	free(x);
+}
+
+/*
+ * An error of a file: logged now if every file and line before it is
+ * done, else once they are (xfer_flush()), so that errors come in the
+ * order a copy of one file at a time gives them.
+ */
+static void
+xfer_error(struct sftp_batch *b, struct xfer *x, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	xvasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (x == TAILQ_FIRST(&b->active)) {
+		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", line);
+		free(line);
+		return;
+	}
+	x->msgs = xrecallocarray(x->msgs, x->nmsgs, x->nmsgs + 1,
+	    sizeof(*x->msgs));
+	x->msgs[x->nmsgs++] = line;
+}
+
+/* The file is first in line: log its held errors. */
+static void
+xfer_flush(struct sftp_batch *b, struct xfer *x)
+{
+	u_int i;
+
+	for (i = 0; i < x->nmsgs; i++) {
+		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", x->msgs[i]);
+		free(x->msgs[i]);
+	}
+	free(x->msgs);
+	x->msgs = NULL;
+	x->nmsgs = 0;
 }
 
 void
@@ -257,6 +379,8 @@ sftp_batch_free(struct sftp_batch *b)
 	if (b == NULL)
 		return;
 	sftp_set_batch(b->conn, NULL);
+	ssh_signal(SIGPIPE, b->sigpipe);
+	set_log_handler(NULL, NULL);
 	while ((x = TAILQ_FIRST(&b->queued)) != NULL) {
 		TAILQ_REMOVE(&b->queued, x, tq);
 		xfer_free(x);
@@ -341,7 +465,7 @@ req_find(struct sftp_batch *b, u_int id)
 	return NULL;
 }
 
-static void
+static struct xreq *
 send_handle_request(struct sftp_batch *b, struct xfer *x, u_char type,
     const Attrib *a)
 {
@@ -356,10 +480,11 @@ send_handle_request(struct sftp_batch *b, struct xfer *x, u_char type,
 		fatal_fr(r, "compose");
 	sftp_send_msg(b->conn, b->msg);
 	debug3("Sent message %u I:%u for \"%s\"", type, q->id, x->dst);
+	return q;
 }
 
-static void
-send_path_setstat(struct sftp_batch *b, struct xfer *x)
+static struct xreq *
+send_path_setstat(struct sftp_batch *b, struct xfer *x, const Attrib *a)
 {
 	struct xreq *q = req_new(b, x, SSH2_FXP_SETSTAT, 0, 0);
 	int r;
@@ -368,9 +493,10 @@ send_path_setstat(struct sftp_batch *b, struct xfer *x)
 	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_SETSTAT)) != 0 ||
 	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
 	    (r = sshbuf_put_cstring(b->msg, x->dst)) != 0 ||
-	    (r = encode_attrib(b->msg, &x->a)) != 0)
+	    (r = encode_attrib(b->msg, a)) != 0)
 		fatal_fr(r, "compose");
 	sftp_send_msg(b->conn, b->msg);
+	return q;
 }
 
 static void
@@ -398,17 +524,32 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 {
 	x->state = XFER_DONE;
 	if (x->fd != -1 && close(x->fd) == -1) {
-		error("close local \"%s\": %s",
+		xfer_error(b, x, "close local \"%s\": %s",
 		    batch_download(b) ? x->dst : x->src, strerror(errno));
 		xfer_fail(b, x);
 	}
 	x->fd = -1;
-	if (!x->failed || x->named)
+	if (!x->cut && (!x->failed || x->named))
 		return;
 	if (batch_download(b))
-		error("Download of file %s to %s failed", x->src, x->dst);
+		xfer_error(b, x, "Download of file %s to %s failed",
+		    x->src, x->dst);
 	else
-		error("upload \"%s\" to \"%s\" failed", x->src, x->dst);
+		xfer_error(b, x, "upload \"%s\" to \"%s\" failed",
+		    x->src, x->dst);
+}
+
+/*
+ * An interrupt or a lost connection leaves the file unfinished: if its
+ * destination was changed, it is named as failed.
+ */
+static void
+xfer_cut(struct sftp_batch *b, struct xfer *x)
+{
+	if (!x->touched || x->cut)
+		return;
+	x->cut = 1;
+	xfer_fail(b, x);
 }
 
 /* Send the open of the remote file (tag "dest" or "remote", as send_open). */
@@ -432,23 +573,42 @@ send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
 	x->state = XFER_OPENING;
 }
 
+/*
+ * Upload: the remote open.  It does not truncate: an open in flight
+ * when the copy is interrupted must leave the file as it was.  The file
+ * is emptied once its handle is back (truncate_upload()), unless the
+ * server could not do that before: then the open truncates.
+ */
+static void
+send_upload_open(struct sftp_batch *b, struct xfer *x)
+{
+	u_int openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
+
+	if ((b->flags & SFTP_BATCH_INPLACE) == 0 && b->trunc_open) {
+		openmode |= SSH2_FXF_TRUNC;
+		x->touched = x->trunc_at_open = 1;
+	}
+	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
+}
+
 /* Upload: open the local file and send the remote open. */
 static void
 start_upload(struct sftp_batch *b, struct xfer *x)
 {
 	struct stat sb;
-	u_int openmode;
 
 	if ((x->fd = open(x->src, O_RDONLY)) == -1) {
-		error("open local \"%s\": %s", x->src, strerror(errno));
+		xfer_error(b, x, "open local \"%s\": %s", x->src,
+		    strerror(errno));
 		goto fail;
 	}
 	if (fstat(x->fd, &sb) == -1) {
-		error("fstat local \"%s\": %s", x->src, strerror(errno));
+		xfer_error(b, x, "fstat local \"%s\": %s", x->src,
+		    strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		error("local \"%s\" is not a regular file", x->src);
+		xfer_error(b, x, "local \"%s\" is not a regular file", x->src);
 		goto fail;
 	}
 	stat_to_attrib(&sb, &x->a);
@@ -459,10 +619,7 @@ start_upload(struct sftp_batch *b, struct xfer *x)
 		x->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
 	x->size = sb.st_size;
 
-	openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
-	if ((b->flags & SFTP_BATCH_INPLACE) == 0)
-		openmode |= SSH2_FXF_TRUNC;
-	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
+	send_upload_open(b, x);
 	return;
  fail:
 	xfer_fail(b, x);
@@ -500,7 +657,7 @@ start_download(struct sftp_batch *b, struct xfer *x)
 	}
 	if ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
 	    !S_ISREG(x->a.perm)) {
-		error("download %s: not a regular file", x->src);
+		xfer_error(b, x, "download %s: not a regular file", x->src);
 		xfer_fail(b, x);
 		xfer_done(b, x);
 		return;
@@ -518,6 +675,11 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 	Attrib t;
 
 	x->eof = 1;
+	if (x->retry || (interrupted && !x->touched)) {
+		/* Leave the file as it is. */
+		send_close(b, x);
+		return;
+	}
 	if (b->flags & SFTP_BATCH_INPLACE) {
 		attrib_clear(&t);
 		t.flags = SSH2_FILEXFER_ATTR_SIZE;
@@ -547,6 +709,8 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	if (len == -1)
 		fatal("read local \"%s\": %s", x->src, strerror(errno));
 	if (len == 0) {
+		if (interrupted && x->offset < x->size)
+			xfer_cut(b, x);
 		finish_upload(b, x);
 		return;
 	}
@@ -562,6 +726,44 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	debug3("Sent message SSH2_FXP_WRITE I:%u O:%llu S:%zd",
 	    q->id, (unsigned long long)x->offset, len);
 	x->offset += len;
+	x->touched = 1;
+}
+
+/* Upload: empty the file its open left as it was (send_upload_open()). */
+static void
+truncate_upload(struct sftp_batch *b, struct xfer *x)
+{
+	Attrib t;
+
+	attrib_clear(&t);
+	t.flags = SSH2_FILEXFER_ATTR_SIZE;
+	t.size = 0;
+	send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate = 1;
+	x->touched = 1;
+}
+
+/*
+ * Upload: the server could not truncate the file with FSETSTAT; once
+ * every reply is in, open it again, this time truncating.
+ */
+static void
+restart_upload(struct sftp_batch *b, struct xfer *x)
+{
+	free(x->handle);
+	x->handle = NULL;
+	x->handle_len = 0;
+	x->retry = x->eof = x->opened = x->reordered = 0;
+	x->status = SSH2_FX_OK;
+	x->offset = x->highwater = x->maxack = 0;
+	x->progress = 0;
+	if (lseek(x->fd, 0, SEEK_SET) == -1) {
+		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
+		    strerror(errno));
+		xfer_fail(b, x);
+		xfer_done(b, x);
+		return;
+	}
+	send_upload_open(b, x);
 }
 
 static void
@@ -581,6 +783,30 @@ send_read(struct sftp_batch *b, struct xfer *x, uint64_t offset, size_t len)
 	debug3("Request range %llu -> %llu I:%u",
 	    (unsigned long long)offset,
 	    (unsigned long long)offset + len - 1, q->id);
+}
+
+/*
+ * Download: the local file, opened once its first data is in (or its
+ * end, for an empty file), so that an open in flight when the copy is
+ * interrupted leaves it as it was.
+ */
+static int
+local_open(struct sftp_batch *b, struct xfer *x)
+{
+	x->fd = open(x->dst, O_WRONLY | O_CREAT |
+	    ((b->flags & SFTP_BATCH_INPLACE) ? 0 : O_TRUNC),
+	    ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
+	    x->a.perm & 0777 : 0666) | S_IWUSR);
+	if (x->fd == -1) {
+		x->write_errno = errno;
+		xfer_error(b, x, "open local \"%s\": %s", x->dst,
+		    strerror(errno));
+		xfer_fail(b, x);
+		x->eof = 1;
+		return -1;
+	}
+	x->touched = 1;
+	return 0;
 }
 
 /*
@@ -618,14 +844,20 @@ wants_data(struct sftp_batch *b, struct xfer *x)
 static void
 finish_download(struct sftp_batch *b, struct xfer *x)
 {
-	int err = x->failed || interrupted;
+	int complete = x->at_end && !x->failed;
 
-	if ((b->flags & SFTP_BATCH_INPLACE) || err) {
-		if (!err)
-			x->highwater = x->maxack;
+	if (complete) {
+		x->highwater = x->maxack;
+		/* No data came: the file is empty. */
+		if (x->fd == -1)
+			(void)local_open(b, x);
+	} else if (interrupted)
+		xfer_cut(b, x);
+	if (x->fd != -1 &&
+	    ((b->flags & SFTP_BATCH_INPLACE) || !complete)) {
 		debug("truncating at %llu", (unsigned long long)x->highwater);
 		if (ftruncate(x->fd, x->highwater) == -1)
-			error("local ftruncate \"%s\": %s", x->dst,
+			xfer_error(b, x, "local ftruncate \"%s\": %s", x->dst,
 			    strerror(errno));
 	}
 	send_close(b, x);
@@ -644,6 +876,23 @@ batch_budget(const struct sftp_batch *b)
 	return (uint64_t)sftp_pipe_limit(b->pipe) * batch_buflen(b);
 }
 
+/*
+ * Whether a file under way has x's destination: x waits for it, so that
+ * the later source is the one that stays, whole.
+ */
+static int
+dst_busy(struct sftp_batch *b, const struct xfer *x)
+{
+	struct xfer *y;
+
+	TAILQ_FOREACH(y, &b->active, tq) {
+		if (y->note == 0 && y->state != XFER_DONE &&
+		    strcmp(y->dst, x->dst) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Start files, then send data requests, oldest file first. */
 static void
 batch_fill(struct sftp_batch *b)
@@ -651,7 +900,8 @@ batch_fill(struct sftp_batch *b)
 	struct xfer *x;
 
 	while (!interrupted && (x = TAILQ_FIRST(&b->queued)) != NULL) {
-		if (x->note == 0 && b->nactive >= b->max_files)
+		if (x->note == 0 &&
+		    (b->nactive >= b->max_files || dst_busy(b, x)))
 			break;
 		TAILQ_REMOVE(&b->queued, x, tq);
 		TAILQ_INSERT_TAIL(&b->active, x, tq);
@@ -671,7 +921,11 @@ batch_fill(struct sftp_batch *b)
 		while (b->data_bytes < batch_budget(b) &&
 		    wants_data(b, x)) {
 			if (batch_download(b)) {
-				if (interrupted) {
+				/*
+				 * After an interrupt, a file whose data is
+				 * all asked for may still look for its end.
+				 */
+				if (interrupted && x->offset != x->size) {
 					x->eof = 1;
 					break;
 				}
@@ -703,12 +957,14 @@ meter_path(const char *path)
 
 /* A note's turn: everything queued before it is done. */
 static void
-note_print(struct xfer *x)
+note_print(struct sftp_batch *b, struct xfer *x)
 {
 	if (x->note == NOTE_SAY)
 		mprintf("%s\n", x->src);
+	else if (x->note == NOTE_LOG)
+		batch_logdirect(b, x->level, "%s", x->src);
 	else if (x->note == NOTE_END && x->arg->failed)
-		error("%s", x->arg->failmsg);
+		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", x->arg->failmsg);
 }
 
 /* Reap finished files at the head; the meter shows the oldest. */
@@ -719,11 +975,12 @@ batch_reap(struct sftp_batch *b)
 
 	while ((x = TAILQ_FIRST(&b->active)) != NULL) {
 		if (x->note != 0) {
-			note_print(x);
+			note_print(b, x);
 			TAILQ_REMOVE(&b->active, x, tq);
 			xfer_free(x);
 			continue;
 		}
+		xfer_flush(b, x);
 		if (showprogress && !x->metered && x->opened &&
 		    (!batch_download(b) || x->size != 0)) {
 			start_progress_meter(meter_path(x->src), x->size,
@@ -763,18 +1020,16 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		fatal_fr(r, "parse handle");
 	x->opened = 1;
 	x->state = XFER_DATA;
-	if (!batch_download(b))
+	if (batch_download(b) || interrupted ||
+	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open)
 		return;
-	x->fd = open(x->dst, O_WRONLY | O_CREAT |
-	    ((b->flags & SFTP_BATCH_INPLACE) ? 0 : O_TRUNC),
-	    ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
-	    x->a.perm & 0777 : 0666) | S_IWUSR);
-	if (x->fd == -1) {
-		error("open local \"%s\": %s", x->dst, strerror(errno));
-		xfer_fail(b, x);
-		x->opened = 0;
-		send_close(b, x);
+	if (b->trunc_open) {
+		/* Opened before the server was found unable to truncate. */
+		x->retry = 1;
+		x->status = SSH2_FX_FAILURE;	/* no writes */
+		return;
 	}
+	truncate_upload(b, x);
 }
 
 static void
@@ -783,7 +1038,7 @@ got_attrs(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 	int r;
 
 	if ((r = decode_attrib(msg, &x->a)) != 0) {
-		error_fr(r, "decode_attrib");
+		xfer_error(b, x, "decode_attrib: %s", ssh_err(r));
 		xfer_fail(b, x);
 		xfer_done(b, x);
 		return;
@@ -800,22 +1055,24 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 	switch (q->type) {
 	case SSH2_FXP_STAT_VERSION_0:
 	case SSH2_FXP_STAT:
-		error("stat remote: %s", fx2txt(status));
+		xfer_error(b, x, "stat remote: %s", fx2txt(status));
 		xfer_fail(b, x);
 		xfer_done(b, x);
 		break;
 	case SSH2_FXP_OPEN:
-		error("%s open \"%s\": %s", batch_download(b) ?
+		xfer_error(b, x, "%s open \"%s\": %s", batch_download(b) ?
 		    "remote" : "dest", batch_download(b) ? x->src : x->dst,
 		    fx2txt(status));
 		xfer_fail(b, x);
 		xfer_done(b, x);
 		break;
 	case SSH2_FXP_WRITE:
+		if (x->retry)
+			break;
 		if (status != SSH2_FX_OK) {
 			if (x->status == SSH2_FX_OK)
-				error("write remote \"%s\": %s", x->dst,
-				    fx2txt(status));
+				xfer_error(b, x, "write remote \"%s\": %s",
+				    x->dst, fx2txt(status));
 			x->status = status;
 			xfer_fail(b, x);
 			break;
@@ -827,27 +1084,38 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 	case SSH2_FXP_READ:
 		if (status != SSH2_FX_EOF) {
 			if (x->status == SSH2_FX_OK)
-				error("read remote \"%s\" : %s", x->src,
-				    fx2txt(status));
+				xfer_error(b, x, "read remote \"%s\" : %s",
+				    x->src, fx2txt(status));
 			x->status = status;
 			xfer_fail(b, x);
-		}
+		} else
+			x->at_end = 1;
 		x->eof = 1;
 		break;
 	case SSH2_FXP_SETSTAT:
-		if (status != SSH2_FX_OK)
-			error("remote setstat \"%s\": %s", x->dst,
+		if (status != SSH2_FX_OK && q->truncate)
+			debug_f("cannot truncate \"%s\": %s", x->dst,
+			    fx2txt(status));
+		else if (status != SSH2_FX_OK)
+			xfer_error(b, x, "remote setstat \"%s\": %s", x->dst,
 			    fx2txt(status));
 		break;
 	case SSH2_FXP_FSETSTAT:
-		if (status != SSH2_FX_OK) {
-			error("remote fsetstat: %s", fx2txt(status));
+		if (status != SSH2_FX_OK && q->truncate) {
+			debug_f("\"%s\": server cannot truncate: %s; "
+			    "truncating at open from now on", x->dst,
+			    fx2txt(status));
+			b->trunc_open = 1;
+			x->retry = 1;
+			x->status = status;	/* no more writes */
+		} else if (status != SSH2_FX_OK && !x->retry) {
+			xfer_error(b, x, "remote fsetstat: %s", fx2txt(status));
 			xfer_fail(b, x);
 		}
 		break;
 	case SSH2_FXP_CLOSE:
 		if (status != SSH2_FX_OK) {
-			error("close remote: %s", fx2txt(status));
+			xfer_error(b, x, "close remote: %s", fx2txt(status));
 			xfer_fail(b, x);
 		}
 		break;
@@ -883,11 +1151,11 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 	sftp_pipe_reply(b->pipe, len);
 	if (q->offset >= x->size)
 		x->probing = 0;		/* it grew: look further */
-	if (x->write_errno == 0) {
+	if (x->write_errno == 0 && (x->fd != -1 || local_open(b, x) == 0)) {
 		if (lseek(x->fd, q->offset, SEEK_SET) == -1 ||
 		    atomicio(vwrite, x->fd, data, len) != len) {
 			x->write_errno = errno ? errno : EIO;
-			error("write local \"%s\": %s", x->dst,
+			xfer_error(b, x, "write local \"%s\": %s", x->dst,
 			    strerror(x->write_errno));
 			xfer_fail(b, x);
 			x->eof = 1;
@@ -896,8 +1164,11 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 	}
 	x->progress += len;
 	free(data);
-	if (len < q->len && !x->eof) {
-		/* Ask again for the rest. */
+	if (len < q->len && x->write_errno == 0) {
+		/*
+		 * Ask again for the rest, even past a read that found the
+		 * end: the file may end after it.
+		 */
 		debug3("Short data block, re-requesting %llu -> %llu",
 		    (unsigned long long)q->offset + len,
 		    (unsigned long long)q->offset + q->len - 1);
@@ -921,15 +1192,34 @@ download_done(struct sftp_batch *b, struct xfer *x)
 #else
 	if (chmod(x->dst, mode) == -1)
 #endif /* HAVE_FCHMOD */
-		error("local chmod \"%s\": %s", x->dst, strerror(errno));
+		xfer_error(b, x, "local chmod \"%s\": %s", x->dst,
+		    strerror(errno));
 	if (x->a.flags & SSH2_FILEXFER_ATTR_ACMODTIME) {
 		tv[0].tv_sec = x->a.atime;
 		tv[1].tv_sec = x->a.mtime;
 		tv[0].tv_usec = tv[1].tv_usec = 0;
 		if (utimes(x->dst, tv) == -1)
-			error("local set times \"%s\": %s",
+			xfer_error(b, x, "local set times \"%s\": %s",
 			    x->dst, strerror(errno));
 	}
+}
+
+/*
+ * Upload: a write failed, and later ones may have landed past it: cut
+ * the file back to what was written without a gap, so that a file
+ * named as failed holds only a start of its source.
+ */
+static void
+trim_upload(struct sftp_batch *b, struct xfer *x)
+{
+	Attrib t;
+
+	attrib_clear(&t);
+	t.flags = SSH2_FILEXFER_ATTR_SIZE;
+	t.size = x->highwater;
+	debug("truncating at %llu", (unsigned long long)t.size);
+	send_path_setstat(b, x, &t)->truncate = 1;
+	x->trimmed = 1;
 }
 
 /* A file whose close is sent is done when every reply is in. */
@@ -938,6 +1228,17 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 {
 	if (x->state != XFER_CLOSING || x->inflight != 0)
 		return;
+	if (x->retry && !interrupted) {
+		restart_upload(b, x);
+		return;
+	}
+	if (x->retry)
+		xfer_cut(b, x);
+	if (!batch_download(b) && x->status != SSH2_FX_OK && !x->retry &&
+	    !x->trimmed && x->maxack > x->highwater) {
+		trim_upload(b, x);
+		return;
+	}
 	if (batch_download(b) && x->opened && !x->failed)
 		download_done(b, x);
 	xfer_done(b, x);
@@ -999,6 +1300,44 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 	batch_fill(b);
 	batch_reap(b);
 	return 1;
+}
+
+/*
+ * The connection is lost and the caller is about to exit: the lines and
+ * errors still held, in order, and every file left unfinished whose
+ * destination was changed named as failed.
+ */
+void
+sftp_batch_lost(struct sftp_batch *b)
+{
+	struct xfer *x;
+
+	TAILQ_FOREACH(x, &b->active, tq) {
+		if (x->note != 0) {
+			note_print(b, x);
+			continue;
+		}
+		if (x->state != XFER_DONE) {
+			if (batch_download(b) && x->fd != -1 &&
+			    ftruncate(x->fd, x->highwater) == -1)
+				xfer_error(b, x, "local ftruncate \"%s\": %s",
+				    x->dst, strerror(errno));
+			xfer_cut(b, x);
+		}
+		xfer_flush(b, x);
+		if (x->state == XFER_DONE || !x->cut)
+			continue;
+		if (batch_download(b))
+			batch_logdirect(b, SYSLOG_LEVEL_ERROR,
+			    "Download of file %s to %s failed", x->src, x->dst);
+		else
+			batch_logdirect(b, SYSLOG_LEVEL_ERROR,
+			    "upload \"%s\" to \"%s\" failed", x->src, x->dst);
+	}
+	TAILQ_FOREACH(x, &b->queued, tq) {
+		if (x->note == NOTE_LOG)
+			note_print(b, x);
+	}
 }
 
 /* Send what can be sent, then wait for one of our replies. */
@@ -1189,7 +1528,7 @@ batch_dirs(struct sftp_batch *b)
 			continue;
 		}
 		debug2("Sending SSH2_FXP_SETSTAT \"%s\"", x->dst);
-		send_path_setstat(b, x);
+		send_path_setstat(b, x, &x->a);
 	}
 	while (!TAILQ_EMPTY(&b->reqs))
 		batch_step(b);
@@ -1211,6 +1550,12 @@ sftp_batch_finish(struct sftp_batch *b)
 	batch_reap(b);
 	if ((x = TAILQ_FIRST(&b->active)) != NULL)
 		fatal_f("\"%s\" left unfinished", x->src);
+	/* After an interrupt, what was logged among the files not started. */
+	TAILQ_FOREACH(x, &b->queued, tq) {
+		if (x->note == NOTE_LOG)
+			note_print(b, x);
+	}
+	set_log_handler(NULL, NULL);
 	batch_dirs(b);
 	debug_f("%u files, up to %u open at once", b->nfiles, b->peak);
 	if (!TAILQ_EMPTY(&b->queued) || interrupted)

@@ -53,5 +53,6 @@ void	sftp_batch_dir(struct sftp_batch *, const char *, const Attrib *, int);
 int	sftp_batch_finish(struct sftp_batch *);
 void	sftp_batch_free(struct sftp_batch *);
 int	sftp_batch_reply(struct sftp_batch *, struct sshbuf *);
+void	sftp_batch_lost(struct sftp_batch *);
 
 #endif /* SFTP_BATCH_H */
