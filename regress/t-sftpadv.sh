@@ -1,0 +1,142 @@
+#!/bin/sh
+#
+# t-sftpadv.sh: every copy mode of scp and sftp against an SFTP server
+# that behaves legally but unlike OpenSSH's (regress/sftp-adversary.py,
+# through -D), the unpatched client beside ours (lib-sftp.sh).
+#
+#   For each of the server's behaviours (short READ replies, replies in
+#   any order, delays, listings in small pieces or starting over after
+#   EOF, a READ or WRITE failing at an offset, OPEN refused for some
+#   names, a small or large handle limit, no limits extension, hostile
+#   names in listings) and each copy mode (scp and sftp, up and down,
+#   -r, -p, a glob, several arguments, one file, resume, two sources of
+#   one name): the same exit status, messages and files as the
+#   unpatched client, and nothing lost.
+#   Messages (stdout and stderr together) in the unpatched client's order.
+#   A connection that drops after N requests: the patched client exits
+#   255 (or 0, no file failed, if it was done), and every file is as
+#   before, whole, or named in an error line.
+#   A server that stops answering, then an interrupt (sftp) and the
+#   connection gone: the same.
+#   An interrupt of sftp in mid-copy, both ways: every file as before,
+#   whole, or named; no open handle left.
+
+. "`dirname "$0"`/lib.sh"
+. "$HPN_TOP/regress/lib-sftp.sh"
+
+grep -q 'sftp-batch' "$HPN_BUILD/Makefile.in" 2>/dev/null || {
+	skip sftpadv "the tree under test has no sftp-batch.c"
+	exit 0
+}
+
+SWITCHES="short=8192 short=1000,shortrand=1 reorder=16
+	reorder=64,chunk=2 delay=3,reorder=4 restart=1,chunk=3
+	failread=70000,failname=f1* failwrite=70000,failname=f1*
+	refuse=f2* handles=3 handles=64 nolimits=1 nosize=1 hostile=1
+	short=3000,shortrand=1,reorder=32,chunk=5,restart=1"
+
+# The whole matrix on the default release; elsewhere each hunk once.
+if other_release; then
+	SWITCHES="short=1000,shortrand=1,reorder=32,chunk=5,restart=1"
+	ADV_MODES="sftp-get-r sftp-put-r scp-down-glob scp-up-args
+	    sftp-put-dup"
+	echo "# $SUITE: one mix of switches on this release"
+fi
+
+adv_setup 7 24
+for sw in $SWITCHES; do
+	for m in $ADV_MODES; do
+		adv_same "$m/$sw" $m "$sw"
+	done
+done
+
+# Messages in the unpatched client's order: put -r of directories that
+# each hold a file and a FIFO (skipped, with a line on stderr): stdout
+# and stderr together, line by line, the same.
+mkdir -p "$TESTDIR/ord"
+for i in 1 2 3 4 5 6; do
+	mkdir "$TESTDIR/ord/d$i"
+	head -c 300000 /dev/zero >"$TESTDIR/ord/d$i/f"
+	mkfifo "$TESTDIR/ord/d$i/p"
+done
+for who in hpn stock; do
+	case $who in
+	hpn)	b="$HPN_BUILD" ;;
+	*)	b="$STOCK_BUILD" ;;
+	esac
+	rm -rf "$TESTDIR/orddst"
+	mkdir "$TESTDIR/orddst"
+	echo "put -r $TESTDIR/ord $TESTDIR/orddst" >"$TESTDIR/batch"
+	HPN_ADVERSARY=delay=5 timeout -s INT -k 5 60 stdbuf -oL -eL \
+	    "$b/sftp" -D "$ADV" -b "$TESTDIR/batch" 2>&1 |
+	    tr -d '\r' >"$TESTDIR/ord.$who"
+done
+if grep -q 'not a regular file' "$TESTDIR/ord.hpn" &&
+    cmp -s "$TESTDIR/ord.stock" "$TESTDIR/ord.hpn"; then
+	pass order
+else
+	fail order "`diff "$TESTDIR/ord.stock" "$TESTDIR/ord.hpn" |
+	    grep '^[<>]' | head -n 2 | tr '\n' ' '`"
+fi
+
+# Hostile names: nothing written outside the destination.
+check hostile-outside test ! -e "$TESTDIR/dst.hpn/evil-up" -a \
+    ! -e /tmp/evil-abs -a ! -e "$TESTDIR/dst.hpn/src/sub"
+
+# A connection that drops after N requests (N in the listing, the
+# opens, the data): exit status 255, nothing lost or left unnamed.
+for n in 6 25 60 140; do
+	for m in sftp-get-r sftp-put-r scp-down-r scp-up-args; do
+		adv_copy hpn $m "drop=$n,short=20000"
+		# 0 if the copy was done before the Nth request.
+		rc=`cat "$TESTDIR/rc.hpn"`
+		if [ "$rc" -eq 0 ]; then
+			check_has_not "$m/drop=$n-status" "$TESTDIR/err.hpn" \
+			    'failed\|Connection closed'
+		else
+			check "$m/drop=$n-status" test "$rc" -eq 255
+		fi
+		adv_lossless "$m/drop=$n-lossless" $m
+	done
+done
+
+# adv_interrupt NAME MODE SWITCHES: once the server has answered some
+# requests, SIGINT to sftp (scp dies at once on SIGINT, as it always
+# has: it is left out), then, if the server stopped answering, the
+# connection closed; what is left is lossless and, after an interrupt
+# alone, every handle closed.
+adv_interrupt() {
+	: >"$TESTDIR/adv.log"
+	adv_copy hpn "$2" "$3,log=$TESTDIR/adv.log" &
+	_pid=$!
+	hpn_track_pid $_pid
+	wait_until 20 grep -qs '^open ' "$TESTDIR/adv.log"
+	sleep 0.3
+	for _p in `descendants $_pid`; do
+		if [ "`cat /proc/$_p/comm 2>/dev/null`" = sftp ]; then
+			kill -INT $_p
+		fi
+	done
+	_spid=`sed -n 's/^stopped //p' "$TESTDIR/adv.log"`
+	if [ -n "$_spid" ]; then
+		sleep 0.5
+		kill "$_spid" 2>/dev/null
+	fi
+	wait $_pid
+	hpn_untrack_pid $_pid
+	check "$1-status" test "`cat "$TESTDIR/rc.hpn"`" -ne 0
+	adv_lossless "$1-lossless" "$2"
+	if [ -z "$_spid" ]; then
+		_o=`grep -c '^open ' "$TESTDIR/adv.log"`
+		_c=`grep -c '^close ' "$TESTDIR/adv.log"`
+		check "$1-closed" test "$_o" -eq "$_c"
+	fi
+}
+
+for m in sftp-get-r sftp-put-r sftp-get-glob sftp-put-glob; do
+	adv_interrupt "$m/interrupt" $m "delay=40,short=30000"
+	adv_interrupt "$m/stop" $m "stop=40"
+done
+for m in scp-down-r scp-up-r scp-up-args; do
+	adv_interrupt "$m/stop" $m "stop=40"
+done
