@@ -15,9 +15,9 @@ ADV_TIMEOUT="${ADV_TIMEOUT:-60}"
 [ -x /usr/bin/python3 ] || { skip "$SUITE" "no /usr/bin/python3"; exit 0; }
 
 ADV_MODES="sftp-get-r sftp-put-r sftp-get-rp sftp-put-rp sftp-get-glob
-	sftp-put-glob sftp-get-one sftp-put-ra scp-down-r scp-up-r scp-down-rp
-	scp-down-glob scp-up-args scp-up-one sftp-get-dup sftp-put-dup
-	scp-down-dup scp-up-dup"
+	sftp-put-glob sftp-get-one sftp-get-ra sftp-put-ra scp-down-r scp-up-r
+	scp-down-rp scp-up-rp scp-down-glob scp-up-args scp-up-one
+	sftp-get-dup sftp-put-dup scp-down-dup scp-up-dup"
 
 # adv_setup SEED NFILES: the source tree, the destination's old files
 # (every third name of the tree, of another size) and the two sources
@@ -71,12 +71,14 @@ adv_copy() {
 	sftp-get-glob)	_sftp="get $_as/f* $_ad/src/" ;;
 	sftp-put-glob)	_sftp="put $_as/f* $_ad/src/" ;;
 	sftp-get-one)	_sftp="get $_as/f0 $_ad/src/f0" ;;
+	sftp-get-ra)	_sftp="get -a -r $_as $_ad" ;;
 	sftp-put-ra)	_sftp="put -a -r $_as $_ad" ;;
 	sftp-get-dup)	_sftp="get $TESTDIR/dup/*/f $_ad/" ;;
 	sftp-put-dup)	_sftp="put $TESTDIR/dup/*/f $_ad/" ;;
 	scp-down-r)	set -- "$@" -r "x:$_as" "$_ad" ;;
 	scp-up-r)	set -- "$@" -r "$_as" "x:$_ad" ;;
 	scp-down-rp)	set -- "$@" -r -p "x:$_as" "$_ad" ;;
+	scp-up-rp)	set -- "$@" -r -p "$_as" "x:$_ad" ;;
 	scp-down-glob)	set -- "$@" "x:$_as/f*" "$_ad/src/" ;;
 	scp-up-args)	set -- "$@" "$_as"/f* "x:$_ad/src/" ;;
 	scp-up-one)	set -- "$@" "$_as/f0" "x:$_ad/src/f0" ;;
@@ -154,11 +156,18 @@ adv_same() {
 	fi
 	# The unpatched sftp names the status of the last reply after a
 	# failed READ (often "End of file") where the patched one names the
-	# failure.
+	# failure.  A resumed download that fails warns that the server
+	# reordered replies whenever a short reply came with several reads
+	# in flight: the patched client has more in flight, so it warns more
+	# often (the files are compared all the same).
 	sed -e "s|dst\.stock|dst.hpn|g" \
 	    -e 's|^\(read remote ".*" : \)End of file|\1Failure|' \
-	    "$TESTDIR/err.stock" | client_messages >"$TESTDIR/msgs.stock"
-	client_messages <"$TESTDIR/err.hpn" >"$TESTDIR/msgs.hpn"
+	    "$TESTDIR/err.stock" | client_messages |
+	    grep -v 'Unable to resume download of .*: server reordered' \
+	    >"$TESTDIR/msgs.stock"
+	client_messages <"$TESTDIR/err.hpn" |
+	    grep -v 'Unable to resume download of .*: server reordered' \
+	    >"$TESTDIR/msgs.hpn"
 	if ! cmp -s "$TESTDIR/msgs.stock" "$TESTDIR/msgs.hpn"; then
 		_why="$_why`diff "$TESTDIR/msgs.stock" "$TESTDIR/msgs.hpn" |
 		    grep '^[<>]' | head -n 2 | tr '\n' ' '`"

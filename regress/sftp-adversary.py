@@ -663,7 +663,8 @@ def fuzz_case(seed):
         sw.append("drop=%d" % rng.randint(5, 200))
     modes = ["sftp-get-r", "sftp-put-r", "sftp-get-rp", "sftp-put-rp",
              "sftp-get-glob", "sftp-put-glob", "sftp-get-one",
-             "scp-down-r", "scp-up-r", "scp-down-rp", "scp-down-glob",
+             "sftp-get-ra", "sftp-put-ra", "scp-down-r", "scp-up-r",
+             "scp-down-rp", "scp-up-rp", "scp-down-glob",
              "scp-up-args", "scp-up-one", "sftp-get-dup", "sftp-put-dup",
              "scp-down-dup", "scp-up-dup"]
     print("%s %s %d" % (rng.choice(modes), ",".join(sw), rng.randint(1, 40)))

@@ -7,11 +7,11 @@
 #   For each of the server's behaviours (short READ replies, replies in
 #   any order, delays, listings in small pieces or starting over after
 #   EOF, a READ or WRITE failing at an offset, OPEN refused for some
-#   names, a small or large handle limit, no limits extension, hostile
-#   names in listings) and each copy mode (scp and sftp, up and down,
-#   -r, -p, a glob, several arguments, one file, resume, two sources of
-#   one name): the same exit status, messages and files as the
-#   unpatched client, and nothing lost.
+#   names, a small or large handle limit, no limits extension, no size
+#   changes, hostile names in listings) and each copy mode (scp and
+#   sftp, up and down, -r, -p, a glob, several arguments, one file,
+#   resume, two sources of one name): the same exit status, messages
+#   and files as the unpatched client, and nothing lost.
 #   Messages (stdout and stderr together) in the unpatched client's order.
 #   A connection that drops after N requests: the patched client exits
 #   255 (or 0, no file failed, if it was done), and every file is as
