@@ -1371,7 +1371,21 @@ xfer_new(struct sftp_batch *b, const char *src, const char *dst)
 	return x;
 }
 
-/* Queue a file; wait while too many files are queued. */
+/*
+ * Whether the caller must wait before it goes on: too many files are
+ * queued, or the server allows one open handle and a file holds it
+ * (the next directory could not be listed).
+ */
+static int
+batch_full(const struct sftp_batch *b)
+{
+	if (b->nqueued > b->max_files)
+		return 1;
+	return b->params.open_handles == 1 &&
+	    (b->nqueued > 0 || !TAILQ_EMPTY(&b->reqs));
+}
+
+/* Queue a file; wait while the batch is full. */
 static int
 batch_add(struct sftp_batch *b, struct xfer *x)
 {
@@ -1380,7 +1394,7 @@ batch_add(struct sftp_batch *b, struct xfer *x)
 	b->nfiles++;
 	batch_fill(b);
 	batch_reap(b);
-	while (b->nqueued > b->max_files && !interrupted)
+	while (batch_full(b) && !interrupted)
 		batch_step(b);
 	return 0;
 }

@@ -27,7 +27,8 @@
  *
  * Files open at once: at most SFTP_BATCH_MAX_FILES, at most half of what
  * the server's limits extension allows, and SFTP_BATCH_SAFE_FILES when
- * the server has no limits extension.  Requests of file data in flight
+ * the server has no limits extension; where it allows one handle, each
+ * file is done before the copy goes on (to list the next directory).  Requests of file data in flight
  * follow the sftp_pipe of sftp-pipeline.c, over all files together.
  */
 #define SFTP_BATCH_MAX_FILES	256

@@ -646,7 +646,7 @@ def fuzz_case(seed):
     if rng.random() < 0.3:
         sw.append("restart=1")
     if rng.random() < 0.25:
-        sw.append("handles=%d" % rng.choice([3, 4, 7, 16, 1000]))
+        sw.append("handles=%d" % rng.choice([1, 3, 4, 7, 16, 1000]))
     elif rng.random() < 0.1:
         sw.append("nolimits=1")
     if rng.random() < 0.1:

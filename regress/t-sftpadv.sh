@@ -32,15 +32,25 @@ grep -q 'sftp-batch' "$HPN_BUILD/Makefile.in" 2>/dev/null || {
 SWITCHES="short=8192 short=1000,shortrand=1 reorder=16
 	reorder=64,chunk=2 delay=3,reorder=4 restart=1,chunk=3
 	failread=70000,failname=f1* failwrite=70000,failname=f1*
-	refuse=f2* handles=3 handles=64 nolimits=1 nosize=1 hostile=1
+	refuse=f2* handles=1 handles=3 handles=64 nolimits=1 nosize=1 hostile=1
 	short=3000,shortrand=1,reorder=32,chunk=5,restart=1"
+
+DROPS="6 25 60 140"
+DROP_MODES="sftp-get-r sftp-put-r scp-down-r scp-up-args"
+INT_MODES="sftp-get-r sftp-put-r sftp-get-glob sftp-put-glob"
+STOP_MODES="scp-down-r scp-up-r scp-up-args"
 
 # The whole matrix on the default release; elsewhere each hunk once.
 if other_release; then
 	SWITCHES="short=1000,shortrand=1,reorder=32,chunk=5,restart=1"
 	ADV_MODES="sftp-get-r sftp-put-r scp-down-glob scp-up-args
 	    sftp-put-dup"
-	echo "# $SUITE: one mix of switches on this release"
+	DROPS=25
+	DROP_MODES="sftp-get-r scp-up-args"
+	INT_MODES=sftp-get-r
+	STOP_MODES=scp-down-r
+	echo "# $SUITE: one mix of switches, fewer drops and interrupts" \
+	    "on this release"
 fi
 
 adv_setup 7 24
@@ -85,8 +95,8 @@ check hostile-outside test ! -e "$TESTDIR/dst.hpn/evil-up" -a \
 
 # A connection that drops after N requests (N in the listing, the
 # opens, the data): exit status 255, nothing lost or left unnamed.
-for n in 6 25 60 140; do
-	for m in sftp-get-r sftp-put-r scp-down-r scp-up-args; do
+for n in $DROPS; do
+	for m in $DROP_MODES; do
 		adv_copy hpn $m "drop=$n,short=20000"
 		# 0 if the copy was done before the Nth request.
 		rc=`cat "$TESTDIR/rc.hpn"`
@@ -133,10 +143,10 @@ adv_interrupt() {
 	fi
 }
 
-for m in sftp-get-r sftp-put-r sftp-get-glob sftp-put-glob; do
+for m in $INT_MODES; do
 	adv_interrupt "$m/interrupt" $m "delay=40,short=30000"
 	adv_interrupt "$m/stop" $m "stop=40"
 done
-for m in scp-down-r scp-up-r scp-up-args; do
+for m in $STOP_MODES; do
 	adv_interrupt "$m/stop" $m "stop=40"
 done
