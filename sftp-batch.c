@@ -515,6 +515,18 @@ xfer_fail(struct sftp_batch *b, struct xfer *x)
 		x->arg->failed = 1;
 }
 
+/* The file's failure line, as upload_dir/download_dir give it. */
+static void
+xfer_failed(struct sftp_batch *b, struct xfer *x)
+{
+	if (batch_download(b))
+		xfer_error(b, x, "Download of file %s to %s failed",
+		    x->src, x->dst);
+	else
+		xfer_error(b, x, "upload \"%s\" to \"%s\" failed",
+		    x->src, x->dst);
+}
+
 /*
  * The file is finished; report it as sftp_upload/sftp_download do, and a
  * file of a directory as upload_dir/download_dir do.
@@ -529,14 +541,8 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 		xfer_fail(b, x);
 	}
 	x->fd = -1;
-	if (!x->cut && (!x->failed || x->named))
-		return;
-	if (batch_download(b))
-		xfer_error(b, x, "Download of file %s to %s failed",
-		    x->src, x->dst);
-	else
-		xfer_error(b, x, "upload \"%s\" to \"%s\" failed",
-		    x->src, x->dst);
+	if (x->cut || (x->failed && !x->named))
+		xfer_failed(b, x);
 }
 
 /*
@@ -1323,16 +1329,10 @@ sftp_batch_lost(struct sftp_batch *b)
 				xfer_error(b, x, "local ftruncate \"%s\": %s",
 				    x->dst, strerror(errno));
 			xfer_cut(b, x);
+			if (x->cut)
+				xfer_failed(b, x);
 		}
 		xfer_flush(b, x);
-		if (x->state == XFER_DONE || !x->cut)
-			continue;
-		if (batch_download(b))
-			batch_logdirect(b, SYSLOG_LEVEL_ERROR,
-			    "Download of file %s to %s failed", x->src, x->dst);
-		else
-			batch_logdirect(b, SYSLOG_LEVEL_ERROR,
-			    "upload \"%s\" to \"%s\" failed", x->src, x->dst);
 	}
 	TAILQ_FOREACH(x, &b->queued, tq) {
 		if (x->note == NOTE_LOG)

@@ -39,6 +39,14 @@ adv_setup() {
 	echo old >"$TESTDIR/before/f"
 }
 
+# adv_build WHO: the build of the patched (hpn) or unpatched client.
+adv_build() {
+	case $1 in
+	hpn)	echo "$HPN_BUILD" ;;
+	*)	echo "$STOCK_BUILD" ;;
+	esac
+}
+
 # adv_dir MODE: up or down.
 adv_dir() {
 	case $1 in
@@ -53,10 +61,7 @@ adv_dir() {
 adv_copy() {
 	_aw="$1"
 	_asw="$3"
-	case $1 in
-	hpn)	_ab="$HPN_BUILD" ;;
-	*)	_ab="$STOCK_BUILD" ;;
-	esac
+	_ab=`adv_build $1`
 	_ad="$TESTDIR/dst.$1"
 	_as="$TESTDIR/src"
 	rm -rf "$_ad"

@@ -42,7 +42,7 @@ STOP_MODES="scp-down-r scp-up-r scp-up-args"
 
 # The whole matrix on the default release; elsewhere each hunk once.
 if other_release; then
-	SWITCHES="short=1000,shortrand=1,reorder=32,chunk=5,restart=1"
+	SWITCHES="short=8000,shortrand=1,reorder=32,chunk=5,restart=1"
 	ADV_MODES="sftp-get-r sftp-put-r scp-down-glob scp-up-args
 	    sftp-put-dup"
 	DROPS=25
@@ -70,10 +70,7 @@ for i in 1 2 3 4 5 6; do
 	mkfifo "$TESTDIR/ord/d$i/p"
 done
 for who in hpn stock; do
-	case $who in
-	hpn)	b="$HPN_BUILD" ;;
-	*)	b="$STOCK_BUILD" ;;
-	esac
+	b=`adv_build $who`
 	rm -rf "$TESTDIR/orddst"
 	mkdir "$TESTDIR/orddst"
 	echo "put -r $TESTDIR/ord $TESTDIR/orddst" >"$TESTDIR/batch"
@@ -120,7 +117,7 @@ adv_interrupt() {
 	adv_copy hpn "$2" "$3,log=$TESTDIR/adv.log" &
 	_pid=$!
 	hpn_track_pid $_pid
-	wait_until 20 grep -qs '^open ' "$TESTDIR/adv.log"
+	wait_until 20 grep -qs '^open \|^stopped ' "$TESTDIR/adv.log"
 	sleep 0.3
 	for _p in `descendants $_pid`; do
 		if [ "`cat /proc/$_p/comm 2>/dev/null`" = sftp ]; then
