@@ -541,6 +541,16 @@ def read(p):
         return f.read()
 
 
+def resumed(got, src, old):
+    """Whether got is a start of src, or (a resumed copy) old followed
+    by src from old's length on, without a gap."""
+    if src.startswith(got):
+        return True
+    if old is None or not got.startswith(old) or len(got) > len(src):
+        return False
+    return got[len(old):] == src[len(old):len(got)]
+
+
 def compare(argv):
     """compare KIND OURS STOCK BEFORE SRC ERRFILE: after a copy into
     OURS (and STOCK, by the unpatched client) from SRC (src/X is SRC/X;
@@ -548,8 +558,9 @@ def compare(argv):
     OURS is
       same:  what STOCK has (with -p: mode and mtime too), or its whole
              source (the later of two of one name), or, if an error line
-             names it, what BEFORE had (absent included) or a start of
-             its source;
+             names it, what BEFORE had (absent included), a start of
+             its source, or (resuming) what BEFORE had followed by the
+             rest of its source up to some point;
       lossless: what BEFORE had, a whole source, or named in an error
              line; losslessup: also empty where BEFORE had nothing (an
              upload's open in flight creates the file).
@@ -600,7 +611,8 @@ def compare(argv):
                 continue
             if named(rel) and (a == read(old.get(rel)) or (
                     a is not None and
-                    any(os.path.exists(s) and read(s).startswith(a)
+                    any(os.path.exists(s) and resumed(a, read(s),
+                                                      read(old.get(rel)))
                         for s in sources(rel)))):
                 continue
             problems.append("%s: %s bytes, stock's %s" % (
