@@ -10,6 +10,7 @@
 # until killed.
 
 import asyncio
+import os
 import sys
 import warnings
 
@@ -25,7 +26,6 @@ async def serve(portfile, hostkey, authkeys):
     port = server.sockets[0].getsockname()[1]
     with open(portfile + ".tmp", "w") as f:
         f.write("%d\n" % port)
-    import os
     os.rename(portfile + ".tmp", portfile)
     await asyncio.Event().wait()
 
