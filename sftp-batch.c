@@ -1308,6 +1308,18 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 	return 1;
 }
 
+/* What was logged among files that will not start (interrupt, loss). */
+static void
+queued_logs_print(struct sftp_batch *b)
+{
+	struct xfer *x;
+
+	TAILQ_FOREACH(x, &b->queued, tq) {
+		if (x->note == NOTE_LOG)
+			note_print(b, x);
+	}
+}
+
 /*
  * The connection is lost and the caller is about to exit: the lines and
  * errors still held, in order, and every file left unfinished whose
@@ -1334,10 +1346,7 @@ sftp_batch_lost(struct sftp_batch *b)
 		}
 		xfer_flush(b, x);
 	}
-	TAILQ_FOREACH(x, &b->queued, tq) {
-		if (x->note == NOTE_LOG)
-			note_print(b, x);
-	}
+	queued_logs_print(b);
 }
 
 /* Send what can be sent, then wait for one of our replies. */
@@ -1564,11 +1573,7 @@ sftp_batch_finish(struct sftp_batch *b)
 	batch_reap(b);
 	if ((x = TAILQ_FIRST(&b->active)) != NULL)
 		fatal_f("\"%s\" left unfinished", x->src);
-	/* After an interrupt, what was logged among the files not started. */
-	TAILQ_FOREACH(x, &b->queued, tq) {
-		if (x->note == NOTE_LOG)
-			note_print(b, x);
-	}
+	queued_logs_print(b);
 	set_log_handler(NULL, NULL);
 	batch_dirs(b);
 	debug_f("%u files, up to %u open at once", b->nfiles, b->peak);
