@@ -104,6 +104,14 @@ adv_copy() {
 	echo $? >"$TESTDIR/rc.$_aw"
 }
 
+# adv_done NAME: after adv_copy hpn, if the copy exited 0 (it was done
+# before a drop or an interrupt reached it), no file failed: checked as
+# NAME, and true.  False, checking nothing, if it exited non-zero.
+adv_done() {
+	[ "`cat "$TESTDIR/rc.hpn"`" -eq 0 ] || return 1
+	check_has_not "$1" "$TESTDIR/err.hpn" 'failed\|Connection closed'
+}
+
 # adv_lossless NAME MODE: after adv_copy hpn, each file of the patched
 # client's destination is as before, a whole source or named in an
 # error line (sftp-adversary.py compare).
