@@ -36,7 +36,8 @@
  * returning data their consumers took to the sender as window.
  *
  * A channel's output buffers that held more than HPN_BUFFER_KEEP give
- * their memory back once they have been empty for a while.
+ * their memory back once they have been empty for a while, and glibc's
+ * heap its free pages, once per HPN_TRIM_MSEC per process at most.
  *
  * sshd also starts each rekey before the client's limit by what the
  * client may still send (the windows): a client that starts a rekey
@@ -148,6 +149,16 @@ struct hpn_window {
 	u_int nbusy;		/* busy channels at the last poll */
 	double starved;		/* when a busy channel last found none left */
 };
+
+/*
+ * The process's malloc_trim() calls (hpn_trim()): the heap is the
+ * process's, whatever the number of connections and channels.
+ */
+static struct {
+	double last;		/* when it last ran; 0: never */
+	int pending;		/* one is due once HPN_TRIM_MSEC has passed */
+	u_int count;		/* calls so far */
+} trim;
 
 /* net.ipv4.tcp_rmem's maximum in this network namespace, or 0. */
 static int
@@ -775,13 +786,35 @@ chan_share(struct hpn_window *hw, Channel *c, struct hpn_chan *ch)
 }
 
 /*
+ * Gives the free pages of glibc's heap back to the system (malloc_trim())
+ * if buffers gave their memory back (trim.pending) and the last call was
+ * at least HPN_TRIM_MSEC ago; until then the call stays pending, and
+ * hpn_window_timeout() wakes the poll for it.
+ */
+static void
+hpn_trim(double now)
+{
+	if (!trim.pending ||
+	    (trim.last != 0 && now - trim.last < HPN_TRIM_MSEC / 1000.0))
+		return;
+	trim.pending = 0;
+	trim.last = now;
+	trim.count++;
+	debug2_f("malloc_trim %u at %.3f s", trim.count, now);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+/*
  * Notes that channel c's output buffers hold buffered bytes at time now.
  * Once they have been empty for as long as a channel stays busy
  * (busy_span()), buffers that held more than HPN_BUFFER_KEEP since they
  * last did so give their memory back, as sshbuf keeps what it allocated,
  * and glibc's malloc gives the free pages of its heap (what the buffers
- * left behind as they grew) back to the system: the memory follows what
- * is buffered, not what once was.  Not at each drain: a consumer slower
+ * left behind as they grew) back to the system (hpn_trim(), now or once
+ * HPN_TRIM_MSEC has passed since it last did): the memory follows what is
+ * buffered, not what once was.  Not at each drain: a consumer slower
  * than the link empties and refills its buffers many times a second.
  */
 static void
@@ -806,9 +839,8 @@ chan_buffered(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
 		sshbuf_reset(c->extended);
 	ch->held = 0;
 	ch->drained = 0;
-#ifdef __GLIBC__
-	malloc_trim(0);
-#endif
+	trim.pending = 1;
+	hpn_trim(now);
 }
 
 /*
@@ -937,6 +969,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	}
 	now = monotime_double();
 	hpn_poll(ssh, hw, now);
+	hpn_trim(now);
 	buffered = sshbuf_len(c->output);
 	if (c->extended_usage == CHAN_EXTENDED_WRITE)
 		buffered += sshbuf_len(c->extended);
@@ -969,8 +1002,9 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 /*
  * Called by channels.c for an open channel as it prepares to poll: wakes
  * the poll when channel c's empty buffers are due to give their memory
- * back (chan_buffered()).  Only for a channel that hpn_window_update()
- * will see after the poll, or the poll would not wait at all.
+ * back (chan_buffered()), or a pending malloc_trim() is due (hpn_trim()).
+ * Only for a channel that hpn_window_update() will see after the poll, or
+ * the poll would not wait at all.
  */
 void
 hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
@@ -983,6 +1017,11 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 	    (c->flags & (CHAN_CLOSE_SENT|CHAN_CLOSE_RCVD)) != 0 ||
 	    c->self < 0 || (u_int)c->self >= hw->nchan)
 		return;
+	if (trim.pending) {
+		left = trim.last + HPN_TRIM_MSEC / 1000.0 - monotime_double();
+		ptimeout_deadline_ms(timeout,
+		    left > 0 ? (long)(left * 1000) + 1 : 0);
+	}
 	ch = &hw->chan[c->self];
 	if (ch->win == 0 || ch->drained == 0)
 		return;

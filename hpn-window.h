@@ -88,6 +88,12 @@
  */
 #define HPN_BUFFER_KEEP		(256*1024)
 /*
+ * glibc's malloc_trim(), which gives the free pages of the heap back, walks
+ * the whole heap (milliseconds on a few hundred MiB): once per this long
+ * per process at most, however many channels gave their buffers back.
+ */
+#define HPN_TRIM_MSEC		1000
+/*
  * A client lends window for its guessed rekey (hpn-window.c) when the
  * rekey is due within a sixteenth of the windows, or this if more: more
  * than it reads in one pass of its loop (PACKET_MAX_SIZE).

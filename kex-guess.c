@@ -17,11 +17,18 @@
 /*
  * RFC 4253 section 7: a client may send its first key exchange packet right
  * behind its KEXINIT, guessing the algorithms.  Ours does on a rekey where
- * the last exchange showed that the server lists first the KEX and host key
- * algorithms in use (kex_guess_check), once it has put them first in its
- * own proposal (kex_guess_order).  A sshd that rekeys during a transfer sends
- * no data from its KEXINIT until our NEWKEYS; with the guess that is one
- * round trip, not two.
+ * the last two exchanges showed that the server lists first the KEX and
+ * host key algorithms in use, the same ones both times (kex_guess_check),
+ * once it has put them first in its own proposal (kex_guess_order).  A sshd
+ * that rekeys during a transfer sends no data from its KEXINIT until our
+ * NEWKEYS; with the guess that is one round trip, not two.
+ *
+ * A server whose first algorithms change between KEXINITs would drop a
+ * guess made from the last ones, and one that takes a guess it should drop
+ * (a wrong host key algorithm; asyncssh compares only the KEX method)
+ * answers a packet we no longer stand by: the exchange fails.  So the
+ * first rekey never guesses, and once the server's first algorithms
+ * change, or it drops a guess, the connection guesses no more.
  *
  * Only for the methods whose keys kex_gen_client() keeps in struct kex, and
  * only with OpenSSH, whose handling of guesses we test.  kex.c calls in when
@@ -58,16 +65,17 @@
 	"mlkem768x25519-sha256"
 
 /*
- * Whether our client's rekeys may guess.  Where the dynamic windows are
- * in too (their version tag, SSH_HPN), HPNDisabled turns the guess off
- * with them.
+ * Whether our client may guess on this connection: not after the server
+ * showed that it may drop a guess (KEX_GUESS_NEVER).  Where the dynamic
+ * windows are in too (their version tag, SSH_HPN), HPNDisabled turns the
+ * guess off with them.
  */
 static int
-kex_guess(struct ssh *ssh)
+kex_guess_allowed(struct ssh *ssh)
 {
 	struct kex *kex = ssh->kex;
 
-	if (kex->server || (kex->flags & KEX_GUESS_OK) == 0)
+	if (kex->server || (kex->flags & KEX_GUESS_NEVER) != 0)
 		return 0;
 #ifdef SSH_HPN
 	return hpn_window_kex_guess(ssh);
@@ -76,10 +84,19 @@ kex_guess(struct ssh *ssh)
 #endif
 }
 
+/* Whether our client's next rekey guesses. */
+static int
+kex_guess(struct ssh *ssh)
+{
+	return (ssh->kex->flags & KEX_GUESS_OK) != 0 && kex_guess_allowed(ssh);
+}
+
 /*
  * Puts the KEX and host key algorithms just negotiated first in our
- * proposal where the next rekey may guess: the negotiation picks them
- * either way, and the server takes a guess only if they are first.
+ * proposal where the server listed them first (a later rekey may guess):
+ * the negotiation picks them either way, the server takes a guess only if
+ * they are first, and its next KEXINIT shows whether it still lists them
+ * first (kex_guess_check).
  */
 int
 kex_guess_order(struct ssh *ssh)
@@ -91,7 +108,8 @@ kex_guess_order(struct ssh *ssh)
 	u_int i;
 	int r;
 
-	if (!kex_guess(ssh) || kex->name == NULL || kex->hostkey_alg == NULL)
+	if ((kex->flags & KEX_GUESS_SEEN) == 0 || !kex_guess_allowed(ssh) ||
+	    kex->name == NULL || kex->hostkey_alg == NULL)
 		return 0;
 	if ((r = kex_buf2prop(kex->my, NULL, &prop)) != 0)
 		return r;
@@ -170,8 +188,12 @@ kex_guess_taken(struct ssh *ssh)
 /*
  * After a KEXINIT from the server: forgets a guess the server drops (it
  * does unless our first KEX and host key algorithms are its first ones:
- * match, from kex.c's proposals_match()), and notes whether a rekey may
- * guess.
+ * match, from kex.c's proposals_match()), and notes whether the next rekey
+ * may guess: where the server lists first the algorithms now in use, and
+ * did so in its last KEXINIT too (KEX_GUESS_SEEN), the same ones (our
+ * proposal has those first: KEX_GUESS_ORDERED, and they match).  A dropped
+ * guess or first algorithms that changed end the guesses
+ * (KEX_GUESS_NEVER).
  */
 void
 kex_guess_check(struct kex *kex, char **peer, int match)
@@ -180,16 +202,28 @@ kex_guess_check(struct kex *kex, char **peer, int match)
 	const char *first[2];
 	size_t len;
 	u_int i;
+	int seen, same;
 
 	if (kex->server)
 		return;
 	if ((kex->flags & KEX_GUESS_SENT) != 0 && !match) {
-		debug_f("the server drops our guess");
+		debug_f("the server drops our guess; no more guesses");
 		kex->flags &= ~KEX_GUESS_SENT;
+		kex->flags |= KEX_GUESS_NEVER;
 		sshbuf_free(kex->client_pub);
 		kex->client_pub = NULL;
 	}
-	kex->flags &= ~KEX_GUESS_OK;
+	seen = (kex->flags & KEX_GUESS_SEEN) != 0;
+	same = seen && (kex->flags & KEX_GUESS_ORDERED) != 0 && match;
+	kex->flags &= ~(KEX_GUESS_OK|KEX_GUESS_SEEN);
+	if ((kex->flags & KEX_GUESS_NEVER) != 0)
+		return;
+	if (seen && (kex->flags & KEX_GUESS_ORDERED) != 0 && !match) {
+		debug_f("the server's first algorithms changed; "
+		    "no more guesses");
+		kex->flags |= KEX_GUESS_NEVER;
+		return;
+	}
 	if (kex->name == NULL ||
 	    match_pattern_list(kex->name, KEX_GUESS_METHODS, 0) != 1)
 		return;
@@ -203,5 +237,7 @@ kex_guess_check(struct kex *kex, char **peer, int match)
 		    strncmp(first[i], peer[idx[i]], len) != 0)
 			return;
 	}
-	kex->flags |= KEX_GUESS_OK;
+	kex->flags |= KEX_GUESS_SEEN;
+	if (same)
+		kex->flags |= KEX_GUESS_OK;
 }

@@ -187,3 +187,63 @@ start_sshd mem hpn
 stall_run up "$HPN_BUILD/ssh" -F "$SSH_CONFIG" hpntest
 rss_check drained-upload $DRAINED $_sdr 4096
 stop_sshd
+
+# --- malloc_trim() at most once a second per process, however many
+# channels give their buffers back (issue 46: once per second per
+# channel, at 0.3-5.5 ms a call on a large heap).  Eight uploads through
+# one connection (a ControlMaster), each into a command that stalls until
+# $TESTDIR/go exists, then takes its 8 MiB and stays open: our sshd's
+# session holds each channel's window in its buffers, then all eight give
+# their memory back within a second or two of each other.  Every channel
+# gives its buffers back, malloc_trim() runs at least once and fewer
+# times than that, and never twice within a second (hpn-window.c's
+# hpn_trim() logs each call with its monotonic time at debug2).
+start_sshd trim hpn "LogLevel DEBUG2"
+from=`log_mark`
+CTL="$TESTDIR/trim.ctl"
+"$HPN_BUILD/ssh" -F "$SSH_CONFIG" -M -S "$CTL" -N hpntest \
+    2>"$TESTDIR/err.trim-master" &
+MASTER=$!
+hpn_track_pid $MASTER
+wait_until 20 test -S "$CTL" ||
+    die "the ControlMaster did not start: `tail -n 1 "$TESTDIR/err.trim-master"`"
+rm -f "$TESTDIR/go"
+i=0
+CLIENTS=""
+while [ $i -lt 8 ]; do
+	{ head -c 8388608 /dev/zero; sleep 6; } |
+	    "$HPN_BUILD/ssh" -F "$SSH_CONFIG" -S "$CTL" hpntest \
+	    "while [ ! -f $TESTDIR/go ]; do sleep 0.1; done;
+	    dd bs=1M count=8 iflag=fullblock of=/dev/null 2>/dev/null; sleep 3" \
+	    2>>"$TESTDIR/err.trim" &
+	CLIENTS="$CLIENTS $!"
+	hpn_track_pid $!
+	i=`expr $i + 1`
+done
+# Time for each channel's buffers to fill to its window (2 MiB).
+sleep 2
+touch "$TESTDIR/go"
+for p in $CLIENTS; do
+	wait $p
+	hpn_untrack_pid $p
+done
+"$HPN_BUILD/ssh" -F "$SSH_CONFIG" -S "$CTL" -O exit hpntest 2>/dev/null
+wait $MASTER
+hpn_untrack_pid $MASTER
+stop_sshd
+gave=`log_count $from "give their memory back"`
+log_since $from | sed -n 's/.*malloc_trim \([0-9]*\) at \([0-9.]*\) s.*/\2/p' \
+    >"$TESTDIR/trims"
+trims=`wc -l <"$TESTDIR/trims" | tr -d ' '`
+close=`awk 'NR > 1 && $1 - last < 0.999 { printf "%.3f s after the last", \
+    $1 - last; exit } { last = $1 }' "$TESTDIR/trims"`
+echo "# trim-rate: $gave channels gave their buffers back, $trims malloc_trim calls"
+if [ "$gave" -lt 8 ]; then
+	fail trim-rate "$gave channels gave their buffers back, not 8"
+elif [ "$trims" -lt 1 ] || [ "$trims" -ge "$gave" ]; then
+	fail trim-rate "$trims malloc_trim calls for $gave channels"
+elif [ -n "$close" ]; then
+	fail trim-rate "malloc_trim ran again $close"
+else
+	pass trim-rate
+fi

@@ -54,14 +54,14 @@ for who in stock hpn; do
 done
 stop_sshd
 
-# --- Rekeying a download: where the last exchange showed that the server
-# lists first the KEX and host key algorithms in use, our ssh starts each
-# rekey while the server may still send what its windows allow, and sends
+# --- Rekeying a download: where the last two exchanges showed that the
+# server lists first the KEX and host key algorithms in use, our ssh starts
+# each rekey while the server may still send what its windows allow, and sends
 # its KEX_ECDH_INIT right behind its KEXINIT (RFC 4253's
 # first_kex_packet_follows), so the sending sshd waits one round trip, not
 # two.  On loopback, the stock twin's sshd and our ssh at RekeyLimit 64M,
-# a 320 MiB download: byte-exact, each rekey started by our ssh with a
-# guess the server took (guessed_rekeys).  With HPNDisabled, no guess.
+# a 320 MiB download: byte-exact, the rekeys after the first started by
+# our ssh with a guess the server took (guessed_rekeys: three or more).  With HPNDisabled, no guess.
 # Against an sshd whose first host key is RSA while we know its Ed25519
 # key (so its first host key algorithm is not the one in use), no guess:
 # byte-exact, with rekeys.
@@ -97,7 +97,7 @@ stop_sshd
 # each busy channel a window's worth more just before its guessed rekey
 # (hpn-window.c's chan_rekey()).  On loopback, RekeyLimit 64M, a 320 MiB
 # download by our ssh and by the stock twin's: byte-exact; ours guessed
-# each rekey and made a loan before each (ssh -vv).
+# the rekeys after the first and made a loan before each (ssh -vv).
 
 start_sshd rekeyours hpn "LogLevel DEBUG2" "RekeyLimit 64M"
 from=`log_mark`

@@ -25,7 +25,11 @@
  * connection rekeys again.  And (patch 0003) once the server has answered
  * the guess with its NEWKEYS, its key exchange no longer holds its other
  * messages back: one sent before the client's NEWKEYS is in goes out at
- * once, and the client reads it after the exchange.
+ * once, and the client reads it after the exchange.  The first rekey
+ * does not guess (the server's first methods have not been seen twice);
+ * once the server lists another method first, or drops a guess because
+ * its first methods changed, the client guesses no more on the
+ * connection, and its rekeys still complete.
  * Prints "ok - NAME" or "not ok - NAME" per case and a summary line.
  */
 
@@ -46,6 +50,7 @@
 #include "log.h"
 #include "kex.h"
 #include "ssh2.h"
+#include "dispatch.h"
 #include "hpn-window.h"
 
 #include "kex_pair.h"
@@ -167,10 +172,11 @@ rekey_case(const char *name, int what, struct sshkey *private,
 	ssh_packet_set_authenticated(client);
 	ssh_packet_set_authenticated(server);
 	/*
-	 * The client guesses once its proposal puts the algorithms in use
-	 * first: on the first rekey, or (9.2p1) on the next.
+	 * The client guesses once the server listed the algorithms in use
+	 * first twice and its own proposal puts them first: on the second
+	 * rekey, or (9.2p1) on the third.
 	 */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		if ((r = kex_start_rekex(client)) != 0) {
 			snprintf(buf, sizeof(buf), "kex_start_rekex: %s",
 			    ssh_err(r));
@@ -233,6 +239,148 @@ rekey_case(const char *name, int what, struct sshkey *private,
 	ssh_free(server);
 }
 
+/* Swaps the server's first two KEX methods for its next KEXINITs. */
+static int
+swap_first(struct ssh *server)
+{
+	char **prop = NULL, *a, *b, *s = NULL;
+	int r;
+
+	if ((r = kex_buf2prop(server->kex->my, NULL, &prop)) != 0)
+		return r;
+	a = prop[PROPOSAL_KEX_ALGS];
+	if ((b = strchr(a, ',')) == NULL) {
+		r = SSH_ERR_INTERNAL_ERROR;
+		goto out;
+	}
+	*b++ = '\0';
+	if (asprintf(&s, "%.*s,%s%s", (int)strcspn(b, ","), b, a,
+	    b + strcspn(b, ",")) == -1) {
+		r = SSH_ERR_ALLOC_FAIL;
+		goto out;
+	}
+	free(prop[PROPOSAL_KEX_ALGS]);
+	prop[PROPOSAL_KEX_ALGS] = s;
+	r = kex_prop2buf(server->kex->my, prop);
+ out:
+	kex_prop_free(prop);
+	return r;
+}
+
+/*
+ * What dispatch.c does and ssh_api's ssh_packet_next() does not: the
+ * server skips the packet that follows a KEXINIT whose guess it drops
+ * (dispatch_skip_packets).  server_kexinit() is the server's KEXINIT
+ * handler for the exchange whose guess it drops.
+ */
+static dispatch_fn *skipped_fn;
+
+static int
+skip_guess(int type, u_int32_t seq, struct ssh *ssh)
+{
+	ssh->dispatch[type] = skipped_fn;
+	ssh->dispatch_skip_packets--;
+	return 0;
+}
+
+static int
+server_kexinit(int type, u_int32_t seq, struct ssh *ssh)
+{
+	int r;
+
+	if ((r = kex_input_kexinit(type, seq, ssh)) != 0)
+		return r;
+	if (ssh->dispatch_skip_packets) {
+		skipped_fn = ssh->dispatch[SSH2_MSG_KEX_ECDH_INIT];
+		ssh->dispatch[SSH2_MSG_KEX_ECDH_INIT] = skip_guess;
+	}
+	return 0;
+}
+
+/*
+ * The server's first KEX method changes: before the first rekey's KEXINIT
+ * (CASE_CHANGED: the client never guesses), or in its answer to the first
+ * guess (CASE_DROPPED: the server drops the guess, the exchange completes
+ * without it).  Either way the server's first method is back for the
+ * next four rekeys, which complete with no guess.
+ */
+#define CASE_CHANGED	0
+#define CASE_DROPPED	1
+static void
+backoff_case(const char *name, int what, struct sshkey *private,
+    struct sshkey *public)
+{
+	struct ssh *client = NULL, *server = NULL;
+	struct kex_params params;
+	char buf[256];
+	int r, i, guessed = 0;
+
+	init_params(&params, private);
+	if (start_pair(&client, &server, &params, private, public) != 0) {
+		result(name, 0, "setup failed");
+		goto out;
+	}
+	hpn_window_init(client, 0, 0, 0);
+	if ((r = run_kex(client, server)) != 0) {
+		snprintf(buf, sizeof(buf), "first kex: %s", ssh_err(r));
+		result(name, 0, buf);
+		goto out;
+	}
+	ssh_packet_set_authenticated(client);
+	ssh_packet_set_authenticated(server);
+	if (what == CASE_CHANGED && (r = swap_first(server)) != 0)
+		goto fail;
+	for (i = 0; i < 4 && !guessed; i++) {
+		if ((r = kex_start_rekex(client)) != 0)
+			goto fail;
+		if ((client->kex->flags & KEX_GUESS_SENT) != 0) {
+			if (i == 0) {
+				result(name, 0, "the first rekey guessed");
+				goto out;
+			}
+			if (what == CASE_CHANGED) {
+				result(name, 0, "guessed after the server's "
+				    "first method changed");
+				goto out;
+			}
+			guessed = 1;
+			if ((r = swap_first(server)) != 0)
+				goto fail;
+			server->dispatch[SSH2_MSG_KEXINIT] = &server_kexinit;
+		}
+		if ((r = run_kex(client, server)) != 0)
+			goto fail;
+	}
+	if (what == CASE_DROPPED && !guessed) {
+		result(name, 0, "the client did not guess");
+		goto out;
+	}
+	if ((client->kex->flags & KEX_GUESS_NEVER) == 0) {
+		result(name, 0, "the client did not stop guessing");
+		goto out;
+	}
+	if ((r = swap_first(server)) != 0)
+		goto fail;
+	for (i = 0; i < 4; i++) {
+		if ((r = kex_start_rekex(client)) != 0)
+			goto fail;
+		if ((client->kex->flags & KEX_GUESS_SENT) != 0) {
+			result(name, 0, "guessed again");
+			goto out;
+		}
+		if ((r = run_kex(client, server)) != 0)
+			goto fail;
+	}
+	result(name, 1, NULL);
+	goto out;
+ fail:
+	snprintf(buf, sizeof(buf), "rekey: %s", ssh_err(r));
+	result(name, 0, buf);
+ out:
+	ssh_free(client);
+	ssh_free(server);
+}
+
 int
 main(void)
 {
@@ -245,5 +393,8 @@ main(void)
 	    public);
 	rekey_case("server-sends-after-its-newkeys", CASE_RESUME, private,
 	    public);
+	backoff_case("changed-first-method-no-guess", CASE_CHANGED, private,
+	    public);
+	backoff_case("dropped-guess-no-more", CASE_DROPPED, private, public);
 	return end_test(private, public);
 }
