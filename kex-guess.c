@@ -186,23 +186,48 @@ kex_guess_taken(struct ssh *ssh)
 }
 
 /*
- * After a KEXINIT from the server: forgets a guess the server drops (it
- * does unless our first KEX and host key algorithms are its first ones:
- * match, from kex.c's proposals_match()), and notes whether the next rekey
- * may guess: where the server lists first the algorithms now in use, and
- * did so in its last KEXINIT too (KEX_GUESS_SEEN), the same ones (our
- * proposal has those first: KEX_GUESS_ORDERED, and they match).  A dropped
- * guess or first algorithms that changed end the guesses
- * (KEX_GUESS_NEVER).
+ * Whether the server, OpenSSH by its banner, lists first in its KEXINIT
+ * (peer) the KEX and host key algorithms now in use, a KEX method whose
+ * keys kex_gen_client() keeps.
  */
-void
-kex_guess_check(struct kex *kex, char **peer, int match)
+static int
+kex_guess_first(struct kex *kex, char **peer)
 {
 	const int idx[2] = { PROPOSAL_KEX_ALGS, PROPOSAL_SERVER_HOST_KEY_ALGS };
 	const char *first[2];
 	size_t len;
 	u_int i;
-	int seen, same;
+
+	if (kex->name == NULL || kex->hostkey_alg == NULL ||
+	    match_pattern_list(kex->name, KEX_GUESS_METHODS, 0) != 1)
+		return 0;
+	if (sshbuf_cmp(kex->server_version, 0, "SSH-2.0-OpenSSH_", 16) != 0)
+		return 0;
+	first[0] = kex->name;
+	first[1] = kex->hostkey_alg;
+	for (i = 0; i < 2; i++) {
+		len = strcspn(peer[idx[i]], ",");
+		if (strlen(first[i]) != len ||
+		    strncmp(first[i], peer[idx[i]], len) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * After a KEXINIT from the server: forgets a guess the server drops (it
+ * does unless our first KEX and host key algorithms are its first ones:
+ * match, from kex.c's proposals_match()), and notes whether the next rekey
+ * may guess: where the server lists first the algorithms now in use
+ * (kex_guess_first), and did so in its last KEXINIT too (KEX_GUESS_SEEN),
+ * the same ones (our proposal has those first: KEX_GUESS_ORDERED, and they
+ * match).  A dropped guess or first algorithms that changed end the
+ * guesses (KEX_GUESS_NEVER).
+ */
+void
+kex_guess_check(struct kex *kex, char **peer, int match)
+{
+	int seen, same, first;
 
 	if (kex->server)
 		return;
@@ -218,25 +243,16 @@ kex_guess_check(struct kex *kex, char **peer, int match)
 	kex->flags &= ~(KEX_GUESS_OK|KEX_GUESS_SEEN);
 	if ((kex->flags & KEX_GUESS_NEVER) != 0)
 		return;
-	if (seen && (kex->flags & KEX_GUESS_ORDERED) != 0 && !match) {
+	first = kex_guess_first(kex, peer);
+	if (seen && (!first ||
+	    ((kex->flags & KEX_GUESS_ORDERED) != 0 && !match))) {
 		debug_f("the server's first algorithms changed; "
 		    "no more guesses");
 		kex->flags |= KEX_GUESS_NEVER;
 		return;
 	}
-	if (kex->name == NULL ||
-	    match_pattern_list(kex->name, KEX_GUESS_METHODS, 0) != 1)
+	if (!first)
 		return;
-	if (sshbuf_cmp(kex->server_version, 0, "SSH-2.0-OpenSSH_", 16) != 0)
-		return;
-	first[0] = kex->name;
-	first[1] = kex->hostkey_alg;
-	for (i = 0; i < 2; i++) {
-		len = strcspn(peer[idx[i]], ",");
-		if (strlen(first[i]) != len ||
-		    strncmp(first[i], peer[idx[i]], len) != 0)
-			return;
-	}
 	kex->flags |= KEX_GUESS_SEEN;
 	if (same)
 		kex->flags |= KEX_GUESS_OK;

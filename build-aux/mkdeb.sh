@@ -42,7 +42,13 @@
 #
 # Between steps 3 and 4, build-aux/check-fixes.sh looks for OpenSSH's
 # published security fixes in the tree: a fix it lacks stops the build,
-# unless OPENSSH_UNFIXED=yes (tests only), which warns.
+# unless OPENSSH_UNFIXED=yes (tests only; make deb DEB_UNFIXED=yes), which
+# warns and marks the packages: their version ends in ~unfixed (so that a
+# package with the fixes upgrades them), each package's description says
+# it lacks security fixes, the changelog names them, and OUTDIR/unfixed
+# lists them.  With MKDEB_TREE the caller's gate decides; the tree's
+# changelog still gets the ~unfixed version where fixes are missing and
+# OPENSSH_UNFIXED=yes.
 #
 # Environment: OPENSSH_SHA256, DEB_BUILD_PROFILES, MKDEB_KEEP=1 (keep the
 # work directory), MKDEB_PREPARE_ONLY=1 (stop after step 4 and print the
@@ -96,6 +102,11 @@ mkdir -p "$OUT"
 OUT=`cd "$OUT" && pwd`
 # OUT/version names the packages there; it is written last, on success.
 rm -f "$OUT/version"
+# Packages that lack security fixes (OUT/unfixed) go now, whatever this
+# run builds.
+if [ -f "$OUT/unfixed" ] && [ -z "${MKDEB_TREE:-}" ]; then
+	rm -f "$OUT"/*.deb "$OUT"/*.buildinfo "$OUT"/*.changes "$OUT/unfixed"
+fi
 WORK=`mktemp -d "${TMPDIR:-/tmp}/mkdeb.XXXXXX"`
 if [ -n "${MKDEB_KEEP:-}${MKDEB_PREPARE_ONLY:-}" ]; then
 	trap 'echo "mkdeb: work directory kept: $WORK" >&2' 0
@@ -288,17 +299,32 @@ fi
 [ -z "$adapt" ] || say "adapted the packaging to this release:$adapt"
 
 # OpenSSH's published security fixes (patches/security).
-if [ -z "${MKDEB_TREE:-}" ]; then
-	if sh "$HERE/check-fixes.sh" $UPVERSION "debian:$DEBIAN" . \
-	    >"$WORK/fixes.log" 2>&1; then
-		say "`tail -n 1 "$WORK/fixes.log"`"
-	elif [ $? -eq 1 ] && [ "x${OPENSSH_UNFIXED:-}" = xyes ]; then
-		grep '^missing ' "$WORK/fixes.log" | sed 's/^/mkdeb: WARNING: /' >&2
+unfixed=""
+rm -f "$OUT/unfixed"
+if sh "$HERE/check-fixes.sh" $UPVERSION "debian:$DEBIAN" . \
+    >"$WORK/fixes.log" 2>&1; then
+	[ -n "${MKDEB_TREE:-}" ] || say "`tail -n 1 "$WORK/fixes.log"`"
+elif [ $? -eq 1 ] && [ "x${OPENSSH_UNFIXED:-}" = xyes ]; then
+	unfixed=`sed -n 's/^missing \([^:]*\):.*/\1/p' "$WORK/fixes.log" |
+	    tr '\n' ' ' | sed 's/ $//'`
+	if [ -z "${MKDEB_TREE:-}" ]; then
+		grep '^missing ' "$WORK/fixes.log" |
+		    sed 's/^/mkdeb: WARNING: /' >&2
 		echo "mkdeb: WARNING: OPENSSH_UNFIXED=yes: these packages lack published security fixes; for tests only, never install them" >&2
-	else
-		grep -v '^carried ' "$WORK/fixes.log" | sed 's/^/mkdeb: /' >&2
-		die "Debian's `dpkg-parsechangelog -S Version` lacks the security fixes above; packages from it are not built (OPENSSH_UNFIXED=yes builds them for tests only)"
+		sed -n 's/^missing //p' "$WORK/fixes.log" >"$OUT/unfixed"
 	fi
+elif [ -z "${MKDEB_TREE:-}" ]; then
+	grep -v '^carried ' "$WORK/fixes.log" | sed 's/^/mkdeb: /' >&2
+	die "Debian's `dpkg-parsechangelog -S Version` lacks the security fixes above; packages from it are not built (make deb DEB_UNFIXED=yes builds them for tests only)"
+fi
+if [ -n "$unfixed" ]; then
+	# Below any package with the fixes, and said in every description.
+	NEWVERSION="$NEWVERSION~unfixed"
+	FILEVERSION="${NEWVERSION#*:}"
+	sed -i 's/^Description: .*/& (lacks security fixes: tests only)/' \
+	    debian/control
+	grep -q '^Description: .*(lacks security fixes: tests only)$' \
+	    debian/control || die "could not mark debian/control's descriptions"
 fi
 
 # 4. The changelog entry.
@@ -314,6 +340,11 @@ fi
 		echo "   $conflicts"
 	fi
 	[ -z "$adapt" ] || printf '%s\n' "$adapt" | sed 1d
+	if [ -n "$unfixed" ]; then
+		echo "  * UNFIXED, for tests only, never install: built without"
+		echo "    these published security fixes (OPENSSH_UNFIXED=yes):"
+		echo "    $unfixed" | fold -s -w 70 | sed 's/^\([^ ]\)/    \1/'
+	fi
 	echo
 	echo " -- hpn-patches <hpn@localhost>  `date -R`"
 	echo

@@ -17,8 +17,9 @@
 #            others: a client that guesses from the first has its guess
 #            taken, though RFC 4253 says to drop it, and the exchange
 #            fails (the case of asyncssh whose first method changed);
-#   late     curve25519-sha256@libssh.org first except in the third
-#            KEXINIT, and a guess is dropped as RFC 4253 says.
+#   drop     curve25519-sha256@libssh.org first except in the KEXINIT
+#            that answers the first one that guesses, whose guess is
+#            then dropped as RFC 4253 says.
 # It listens on a free port, writes the port to PORT-FILE, logs each
 # KEXINIT it receives on stderr ("kexinit N: guess taken|dropped|none,
 # first METHOD") and serves until killed.
@@ -36,38 +37,57 @@ STEADY = ("curve25519-sha256@libssh.org", "ecdh-sha2-nistp256")
 OTHER = ("ecdh-sha2-nistp256", "curve25519-sha256@libssh.org")
 
 
+def kexinit_lists(m):
+	"""The ten name-lists of KEXINIT message m and whether a guess
+	follows, m left unread."""
+	peek = paramiko.Message(m.asbytes())
+	peek.get_bytes(16)
+	lists = [peek.get_list() for _ in range(10)]
+	return lists, peek.get_boolean()
+
+
 class Transport(paramiko.Transport):
 	mode = "steady"
 	sent = 0
 	received = 0
+	dropped = False
+	answer_guess = False
 
-	def first_kex(self, n):
-		"""The KEX methods of our KEXINIT number n, in order."""
-		if self.mode == "changed" and n >= 2:
+	def first_kex(self):
+		"""The KEX methods of our next KEXINIT, in order."""
+		if self.mode == "changed" and self.sent >= 2:
 			return OTHER
-		if self.mode == "late" and n == 3:
+		if self.mode == "drop" and self.answer_guess and \
+		    not self.dropped:
 			return OTHER
 		return STEADY
 
 	def _send_kex_init(self):
 		self.sent += 1
-		self._preferred_kex = self.first_kex(self.sent)
+		self._preferred_kex = self.first_kex()
 		super()._send_kex_init()
 
+	def _negotiate_keys(self, m):
+		self.answer_guess = self.local_kex_init is None and \
+		    kexinit_lists(m)[1]
+		super()._negotiate_keys(m)
+
+	# paramiko dispatches through a table of its functions.
+	_handler_table = dict(paramiko.Transport._handler_table)
+	_handler_table[paramiko.common.MSG_KEXINIT] = _negotiate_keys
+
 	def _parse_kex_init(self, m):
-		peek = paramiko.Message(m.asbytes())
-		peek.get_bytes(16)
-		lists = [peek.get_list() for _ in range(10)]
-		follows = peek.get_boolean()
+		lists, follows = kexinit_lists(m)
 		super()._parse_kex_init(m)
 		self.received += 1
 		what = "none"
 		if follows:
 			what = "taken"
-			if self.mode == "late" and (
+			if self.mode == "drop" and (
 			    lists[0][0] != self._preferred_kex[0] or
 			    lists[1][0] != "ssh-ed25519"):
 				what = "dropped"
+				self.dropped = True
 				self.drop_next()
 		sys.stderr.write("kexinit %d: guess %s, first %s\n" %
 		    (self.received, what, self._preferred_kex[0]))
@@ -135,8 +155,8 @@ def serve(conn, mode, hostkey, userkey):
 
 def main():
 	if len(sys.argv) != 5 or sys.argv[1] not in ("steady", "changed",
-	    "late"):
-		sys.stderr.write("usage: kex-paramiko.py steady|changed|late "
+	    "drop"):
+		sys.stderr.write("usage: kex-paramiko.py steady|changed|drop "
 		    "PORT-FILE HOST-KEY AUTHORIZED-PUBLIC-KEY\n")
 		sys.exit(2)
 	mode, portfile = sys.argv[1:3]

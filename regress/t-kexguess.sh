@@ -19,9 +19,9 @@
 # (steady), ours guesses and the server takes each guess; where it
 # changes after the first KEXINIT (changed: the asyncssh case, where a
 # guess made from the first KEXINIT failed the exchange with "incorrect
-# signature"), ours never guesses; where only the third KEXINIT differs
-# and the server drops that guess as the RFC says (late), ours guesses
-# once and not after it.
+# signature"), ours never guesses; where only the KEXINIT that answers
+# the first guess differs and the server drops that guess as the RFC says
+# (drop), ours guesses once and not after it.
 # The other real processes' guesses are t-rekey's and t-interop's.
 
 . "`dirname "$0"`/lib.sh"
@@ -88,11 +88,11 @@ check_has changed-noticed "$TESTDIR/err.changed-hpn.down" \
     "the server's first algorithms changed; no more guesses"
 kexpeer_want changed-rekeys `kexpeer_count changed "$NEWKEYS"` 8+
 
-kexpeer late
-kexpeer_want late-one-guess `kexpeer_count late "$GUESS"` 1
-kexpeer_want late-dropped `grep -c 'guess dropped' \
-    "$TESTDIR/kexpeer.late.log"` 1
-check_has late-noticed "$TESTDIR/err.late-hpn.down" \
+kexpeer drop
+kexpeer_want drop-one-guess `kexpeer_count drop "$GUESS"` 1
+kexpeer_want drop-dropped `grep -c 'guess dropped' \
+    "$TESTDIR/kexpeer.drop.log"` 1
+check_has drop-noticed "$TESTDIR/err.drop-hpn.down" \
     "the server drops our guess; no more guesses"
-kexpeer_want late-rekeys `kexpeer_count late "$NEWKEYS"` 8+
+kexpeer_want drop-rekeys `kexpeer_count drop "$NEWKEYS"` 8+
 exit 0

@@ -61,16 +61,22 @@ stop_sshd
 # first_kex_packet_follows), so the sending sshd waits one round trip, not
 # two.  On loopback, the stock twin's sshd and our ssh at RekeyLimit 64M,
 # a 320 MiB download: byte-exact, the rekeys after the first started by
-# our ssh with a guess the server took (guessed_rekeys: three or more).  With HPNDisabled, no guess.
+# our ssh with a guess the server took (guessed_rekeys: three or more, two
+# on 9.2p1).  With HPNDisabled, no guess.
 # Against an sshd whose first host key is RSA while we know its Ed25519
 # key (so its first host key algorithm is not the one in use), no guess:
 # byte-exact, with rekeys.
 
+# 9.2p1's ssh guesses from the third rekey on (docs/kex-guess.md): two
+# guessed rekeys there, three or more elsewhere.
+MIN_GUESSED=3
+[ "$HPN_OPENSSH" != 9.2p1 ] || MIN_GUESSED=2
 start_sshd rekeyd stock "LogLevel DEBUG2" "RekeyLimit 64M"
 from=`log_mark`
 xfer_down rekey-guess "$SSH" "$REKEY_DATA" -v \
     -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
-guessed_rekeys rekey-guess-taken "$TESTDIR/err.rekey-guess.down" $from 3
+guessed_rekeys rekey-guess-taken "$TESTDIR/err.rekey-guess.down" $from \
+    $MIN_GUESSED
 xfer_down rekey-noguess "$SSH" "$REKEY_DATA" -v -o HPNDisabled=yes \
     -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
 check_has_not rekey-noguess-hpndisabled \
@@ -103,10 +109,11 @@ start_sshd rekeyours hpn "LogLevel DEBUG2" "RekeyLimit 64M"
 from=`log_mark`
 xfer_down rekey-ours "$SSH" "$REKEY_DATA" -vv \
     -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
-guessed_rekeys rekey-ours-guess "$TESTDIR/err.rekey-ours.down" $from 3
+guessed_rekeys rekey-ours-guess "$TESTDIR/err.rekey-ours.down" $from \
+    $MIN_GUESSED
 n=`grep -c "SSH2_MSG_KEXINIT guesses" "$TESTDIR/err.rekey-ours.down"`
 l=`grep -c "of window lent for the rekey" "$TESTDIR/err.rekey-ours.down"`
-if [ "$l" -ge "$n" ] && [ "$n" -ge 3 ]; then
+if [ "$l" -ge "$n" ] && [ "$n" -ge $MIN_GUESSED ]; then
 	pass rekey-ours-loan
 	echo "# rekey-ours-loan: $l loans for $n guessed rekeys"
 else

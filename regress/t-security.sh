@@ -14,6 +14,16 @@
 #      and the supported route; --enable-unfixed-openssh warns.
 #   4. README.hpn's release table names each release's base as
 #      patches/releases does.
+#   5. make's gate covers every tree it builds (issue 46), seen with
+#      make -n on stamp files in a scratch build directory, as the review
+#      reproduced it: the stock twin of a Debian base passes fixes-gate.sh
+#      as the patched tree does; a tree that records missing fixes
+#      (.hpn-unfixed) is redone, so refused, once OPENSSH_UNFIXED is no
+#      longer yes; make deb takes its own opt-in, DEB_UNFIXED=yes on
+#      make's command line (not configure's flag, not the environment),
+#      and redoes packages built so without it.  On a release whose base
+#      lacks fixes (make check-releases), the stock twin records the same
+#      ones, and a Debian base's changelog version ends in ~unfixed.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -69,6 +79,22 @@ if [ "$BASE" != upstream ]; then
 	# A Debian base: the series went on top of Debian's patches.
 	check_has debian-base-changelog "$HPN_BUILD/debian/changelog" \
 	    '^openssh (.*+hpn'
+	# Built without fixes: its version says so, below any with them.
+	if [ -f "$HPN_BUILD/.hpn-unfixed" ]; then
+		check_has debian-base-unfixed-version \
+		    "$HPN_BUILD/debian/changelog" '^openssh (.*+hpn[0-9]*~unfixed)'
+	fi
+fi
+# The stock twin went through the same gate: the same record, or none.
+if [ -f "$STOCK_BUILD/.hpn-unpacked" ]; then
+	if [ -f "$HPN_BUILD/.hpn-unfixed" ]; then
+		cut -d: -f1 "$STOCK_BUILD/.hpn-unfixed" 2>/dev/null \
+		    >"$TESTDIR/stock.ids"
+		check stock-unfixed-recorded cmp "$TESTDIR/missing.ids" \
+		    "$TESTDIR/stock.ids"
+	else
+		check stock-carries-fixes test ! -f "$STOCK_BUILD/.hpn-unfixed"
+	fi
 fi
 
 # 2. The check can fail: fake trees made from the tree under test.
@@ -209,6 +235,99 @@ if [ -x "$HPN_TOP/configure" ]; then
 	    sh -c "cd '$cfg' && ./configure --enable-unfixed-openssh=maybe"
 else
 	skip configure "no generated configure in $HPN_TOP"
+fi
+
+# 5. make's gate, with make -n in a scratch build directory: the copy of
+# configure above, configured for a Debian base and for 10.3p1 with the
+# override, and this checkout's files.  mk OUT ARG...: make -n ARG... with
+# that Makefile from the top directory into $TESTDIR/OUT.
+mk() {
+	_o="$TESTDIR/$1"
+	shift
+	make -n -C "$HPN_TOP" -f "$cfg/Makefile" BUILD="$gb" "$@" \
+	    >"$_o" 2>&1
+}
+# stamps TREE RELEASE BASE STAMP: the stamps a built tree leaves (STAMP:
+# .hpn-patched or .hpn-unpacked), newer than everything it depends on.
+stamps() {
+	mkdir -p "$gb/$1"
+	echo "$2" >"$gb/$1/.hpn-$4"
+	echo "$3" >"$gb/$1/.hpn-base"
+	touch "$gb/$1/.hpn-configured"
+}
+if [ -x "$HPN_TOP/configure" ] && command -v make >/dev/null; then
+	gb="$TESTDIR/gate-build"
+	rm -rf "$gb"
+	mkdir -p "$gb/debian-10.0p1"
+	touch "$gb/openssh-10.0p1.tar.gz" "$gb/openssh-10.3p1.tar.gz"
+	touch "$gb/debian-10.0p1/.hpn-fetched"
+	if (cd "$cfg" && ./configure --with-openssh-version=10.0p1) \
+	    >"$TESTDIR/c5.out" 2>&1; then
+		# The stock twin of a Debian base: through the gate, without
+		# the override.
+		mk g1.out "$gb/stock/.hpn-unpacked"
+		check_has gate-stock-debian "$TESTDIR/g1.out" \
+		    "fixes-gate.sh 10.0p1 debian:trixie no $gb/stock.tmp"
+		mk g1b.out "$gb/stock/.hpn-unpacked" OPENSSH_BASE=upstream
+		check_has gate-stock-upstream "$TESTDIR/g1b.out" \
+		    "fixes-gate.sh 10.0p1 upstream no $gb/stock.tmp"
+		# Trees recorded as unfixed: redone (the gate then refuses
+		# them) unless the override is still on.
+		for t in hpn stock; do
+			case $t in
+			hpn)	st=patched ;;
+			stock)	st=unpacked ;;
+			esac
+			rm -rf "$gb/$t"
+			stamps $t 10.0p1 debian:trixie $st
+			touch "$gb/$t/.hpn-unfixed"
+			mk g2.out "$gb/$t/.hpn-$st"
+			check_has gate-$t-unfixed-redone "$TESTDIR/g2.out" \
+			    "rm -rf $gb/$t $gb/$t.tmp"
+			mk g3.out "$gb/$t/.hpn-$st" OPENSSH_UNFIXED=yes
+			check_has_not gate-$t-unfixed-override-kept \
+			    "$TESTDIR/g3.out" "rm -rf $gb/$t"
+			rm -f "$gb/$t/.hpn-unfixed"
+			mk g4.out "$gb/$t/.hpn-$st"
+			check_has_not gate-$t-fixed-kept "$TESTDIR/g4.out" \
+			    "rm -rf $gb/$t"
+		done
+	else
+		fail gate-stock-debian "`tail -n 1 "$TESTDIR/c5.out"`"
+	fi
+	if (cd "$cfg" && ./configure --with-openssh-version=10.3p1 \
+	    --enable-unfixed-openssh) >"$TESTDIR/c6.out" 2>&1; then
+		# make deb: configure's override does not count, nor does
+		# the environment; DEB_UNFIXED=yes on make's command line does.
+		mk d1.out deb DEB_DIR="$gb/deb"
+		check_has deb-ignores-configure-override "$TESTDIR/d1.out" \
+		    'DEBIAN=trixie OPENSSH_UNFIXED=no'
+		DEB_UNFIXED=yes mk d2.out deb DEB_DIR="$gb/deb"
+		check_has deb-ignores-environment "$TESTDIR/d2.out" \
+		    'OPENSSH_UNFIXED=no'
+		mk d3.out deb DEB_DIR="$gb/deb" DEB_UNFIXED=yes
+		check_has deb-command-line-opt-in "$TESTDIR/d3.out" \
+		    'OPENSSH_UNFIXED=yes'
+		if mk d4.out deb DEB_DIR="$gb/deb" DEB_UNFIXED=maybe; then
+			fail deb-opt-in-bad-value "make accepted DEB_UNFIXED=maybe"
+		else
+			check_has deb-opt-in-bad-value "$TESTDIR/d4.out" \
+			    'DEB_UNFIXED is yes or no, not "maybe"'
+		fi
+		# Packages built with the opt-in are redone without it.
+		mkdir -p "$gb/deb"
+		echo 10.0p1-7+hpn1~unfixed >"$gb/deb/version"
+		touch "$gb/deb/unfixed"
+		mk d5.out deb DEB_DIR="$gb/deb"
+		check_has deb-unfixed-redone "$TESTDIR/d5.out" 'mkdeb.sh'
+		mk d6.out deb DEB_DIR="$gb/deb" DEB_UNFIXED=yes
+		check_has_not deb-unfixed-opt-in-kept "$TESTDIR/d6.out" \
+		    'mkdeb.sh'
+	else
+		fail deb-ignores-configure-override "`tail -n 1 "$TESTDIR/c6.out"`"
+	fi
+else
+	skip make-gate "no generated configure in $HPN_TOP"
 fi
 
 # 4. README.hpn's release table agrees with patches/releases.
