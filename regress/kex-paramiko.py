@@ -24,14 +24,14 @@
 # KEXINIT it receives on stderr ("kexinit N: guess taken|dropped|none,
 # first METHOD") and serves until killed.
 
-import os
-import socket
 import sys
 import threading
 
 import paramiko
 from paramiko.common import AUTH_FAILED, AUTH_SUCCESSFUL, \
     OPEN_SUCCEEDED, OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+
+import pyserver
 
 STEADY = ("curve25519-sha256@libssh.org", "ecdh-sha2-nistp256")
 OTHER = ("ecdh-sha2-nistp256", "curve25519-sha256@libssh.org")
@@ -163,13 +163,7 @@ def main():
 	hostkey = paramiko.Ed25519Key(filename=sys.argv[3])
 	with open(sys.argv[4]) as f:
 		userkey = f.read().split()[1]
-	s = socket.socket()
-	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-	s.bind(("127.0.0.1", 0))
-	s.listen(5)
-	with open(portfile + ".tmp", "w") as f:
-		f.write("%d\n" % s.getsockname()[1])
-	os.rename(portfile + ".tmp", portfile)
+	s = pyserver.listen(portfile)
 	while True:
 		conn, _ = s.accept()
 		serve(conn, mode, hostkey, userkey)

@@ -12,13 +12,14 @@
 
 import base64
 import os
-import socket
 import sys
 import threading
 
 import paramiko
 from paramiko import SFTPAttributes, SFTPHandle, SFTPServer, \
     SFTPServerInterface, SFTP_OK
+
+import pyserver
 
 
 def _err(e):
@@ -190,13 +191,7 @@ def main():
 	with open(pub) as f:
 		kind, blob = f.read().split()[:2]
 	userkey = paramiko.Ed25519Key(data=base64.b64decode(blob))
-	s = socket.socket()
-	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-	s.bind(("127.0.0.1", 0))
-	s.listen(5)
-	with open(portfile + ".tmp", "w") as f:
-		f.write("%d\n" % s.getsockname()[1])
-	os.rename(portfile + ".tmp", portfile)
+	s = pyserver.listen(portfile)
 	while True:
 		conn, _ = s.accept()
 		threading.Thread(target=serve, args=(conn, hostkey, userkey),

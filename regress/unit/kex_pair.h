@@ -103,6 +103,36 @@ start_pair(struct ssh **client, struct ssh **server,
 	return 0;
 }
 
+/*
+ * A pair set up from params and through its first key exchange, both
+ * sides authenticated, as a rekey test starts; with windows, the client's
+ * dynamic windows too (hpn_window_init(), as ssh does after connecting:
+ * they allow the guessed key exchange).  0, or -1 once name has failed.
+ */
+static int
+authed_pair(const char *name, struct ssh **client, struct ssh **server,
+    struct kex_params *params, struct sshkey *private, struct sshkey *public,
+    int windows)
+{
+	char buf[256];
+	int r;
+
+	if (start_pair(client, server, params, private, public) != 0) {
+		result(name, 0, "setup failed");
+		return -1;
+	}
+	if (windows)
+		hpn_window_init(*client, 0, 0, 0);
+	if ((r = run_kex(*client, *server)) != 0) {
+		snprintf(buf, sizeof(buf), "first kex: %s", ssh_err(r));
+		result(name, 0, buf);
+		return -1;
+	}
+	ssh_packet_set_authenticated(*client);
+	ssh_packet_set_authenticated(*server);
+	return 0;
+}
+
 /* Logging for program prog and an Ed25519 host key; 0 on success. */
 static int
 start_test(const char *prog, struct sshkey **private, struct sshkey **public)

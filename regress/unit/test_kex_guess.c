@@ -158,19 +158,9 @@ rekey_case(const char *name, int what, struct sshkey *private,
 	int r, i;
 
 	init_params(&params, private);
-	if (start_pair(&client, &server, &params, private, public) != 0) {
-		result(name, 0, "setup failed");
+	if (authed_pair(name, &client, &server, &params, private, public,
+	    1) != 0)
 		goto out;
-	}
-	/* ssh does this after connecting: the windows, and the guess. */
-	hpn_window_init(client, 0, 0, 0);
-	if ((r = run_kex(client, server)) != 0) {
-		snprintf(buf, sizeof(buf), "first kex: %s", ssh_err(r));
-		result(name, 0, buf);
-		goto out;
-	}
-	ssh_packet_set_authenticated(client);
-	ssh_packet_set_authenticated(server);
 	/*
 	 * The client guesses once the server listed the algorithms in use
 	 * first twice and its own proposal puts them first: on the second
@@ -316,18 +306,9 @@ backoff_case(const char *name, int what, struct sshkey *private,
 	int r, i, guessed = 0;
 
 	init_params(&params, private);
-	if (start_pair(&client, &server, &params, private, public) != 0) {
-		result(name, 0, "setup failed");
+	if (authed_pair(name, &client, &server, &params, private, public,
+	    1) != 0)
 		goto out;
-	}
-	hpn_window_init(client, 0, 0, 0);
-	if ((r = run_kex(client, server)) != 0) {
-		snprintf(buf, sizeof(buf), "first kex: %s", ssh_err(r));
-		result(name, 0, buf);
-		goto out;
-	}
-	ssh_packet_set_authenticated(client);
-	ssh_packet_set_authenticated(server);
 	if (what == CASE_CHANGED && (r = swap_first(server)) != 0)
 		goto fail;
 	for (i = 0; i < 4 && !guessed; i++) {

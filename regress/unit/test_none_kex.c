@@ -42,6 +42,7 @@
 #include "log.h"
 #include "kex.h"
 #include "none-switch.h"
+#include "hpn-window.h"
 
 #include "kex_pair.h"
 
@@ -166,17 +167,9 @@ pty_case(const char *name, enum pty_when when, const char *cenc,
 	init_params(&params, private);
 	params.proposal[PROPOSAL_MAC_ALGS_CTOS] = (char *)mac;
 	params.proposal[PROPOSAL_MAC_ALGS_STOC] = (char *)mac;
-	if (start_pair(&client, &server, &params, private, public) != 0) {
-		result(name, 0, "setup failed");
+	if (authed_pair(name, &client, &server, &params, private, public,
+	    0) != 0)
 		goto out;
-	}
-	if ((r = run_kex(client, server)) != 0) {
-		snprintf(buf, sizeof(buf), "first kex: %s", ssh_err(r));
-		result(name, 0, buf);
-		goto out;
-	}
-	ssh_packet_set_authenticated(client);
-	ssh_packet_set_authenticated(server);
 	none_switch_server(server, 1, 0);
 	if (offers_none(server) != 1 || set_prop(client, cenc, mac) != 0) {
 		result(name, 0, "cannot set up the proposals");
