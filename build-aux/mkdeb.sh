@@ -343,7 +343,8 @@ fi
 	if [ -n "$unfixed" ]; then
 		echo "  * UNFIXED, for tests only, never install: built without"
 		echo "    these published security fixes (OPENSSH_UNFIXED=yes):"
-		echo "    $unfixed" | fold -s -w 70 | sed 's/^\([^ ]\)/    \1/'
+		echo "    $unfixed" | fold -s -w 70 |
+		    sed "s/ *$//; s/^\([^ ]\)/    \1/"
 	fi
 	echo
 	echo " -- hpn-patches <hpn@localhost>  `date -R`"
