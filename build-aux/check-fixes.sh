@@ -11,8 +11,8 @@
 #   - a fix upstream made in RELEASE or before must show its marker: if
 #     not, the table is wrong (exit 2);
 #   - a later fix is carried if its marker is there, or, for a row
-#     without a marker, if BASE is Debian's and TREE/debian/changelog
-#     names the fix's id.
+#     without a marker, if BASE is Debian's and an entry of Debian's in
+#     TREE/debian/changelog (not ours, "+hpn") names the fix's id.
 # Without TREE (upstream bases only) the answer comes from the table:
 # every later fix is missing.
 #
@@ -85,9 +85,13 @@ has_marker() {
 	fi
 }
 
-# Debian's changelog names the fix.
+# Debian's changelog names the fix: in an entry of Debian's, not one of
+# ours (a version with "+hpn", which build-aux/mkdeb.sh writes and which
+# names the fixes a build lacks).
 debian_names() {
-	[ -f "$TREE/debian/changelog" ] && grep -qw -- "$1" "$TREE/debian/changelog"
+	[ -f "$TREE/debian/changelog" ] &&
+	    awk '/^[a-z0-9][a-z0-9.+-]* \(/ { ours = ($2 ~ /\+hpn/) }
+		!ours { print }' "$TREE/debian/changelog" | grep -qw -- "$1"
 }
 
 # The rows, their fields separated by tabs (the table's " | " is not

@@ -168,6 +168,19 @@ EOF
 	sh "$CHECK" 9.2p1 upstream "$fake" >"$TESTDIR/f6.out" 2>&1
 	check_has fake-upstream-ignores-changelog "$TESTDIR/f6.out" \
 	    '^missing CVE-2026-60002'
+	# Our own entry (mkdeb.sh's, "+hpn") names the fixes a build lacks:
+	# that is no fix.
+	{
+		printf 'openssh (1:9.2p1-2+deb12u99+hpn1~unfixed) UNRELEASED; urgency=medium\n\n'
+		printf '  * UNFIXED: CVE-2026-60001 CVE-2026-59995\n\n'
+		cat "$fake/debian/changelog"
+	} >"$fake/debian/changelog.new"
+	mv "$fake/debian/changelog.new" "$fake/debian/changelog"
+	sh "$CHECK" 9.2p1 debian:bookworm "$fake" >"$TESTDIR/f7.out" 2>&1
+	check_has fake-changelog-ours-ignored "$TESTDIR/f7.out" \
+	    '^missing CVE-2026-60001'
+	check_has fake-changelog-debian-still "$TESTDIR/f7.out" \
+	    '^carried CVE-2026-60002 (debian/changelog)'
 	# The gate: refuses, or records and warns with the override.
 	sh "$GATE" 9.2p1 debian:bookworm no "$fake" >"$TESTDIR/g1.out" 2>&1 &&
 	    fail gate-refuses "the gate passed a tree without Terrapin's fix" ||
