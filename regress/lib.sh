@@ -406,8 +406,9 @@ rekeys_not_started() {
 # counted, not failed.
 guessed_rekeys() {
 	_n=`grep -c "SSH2_MSG_KEXINIT guesses the key exchange" "$2"`
-	_c=`rekey_starts $3 | grep -c '^received$'`
-	_s=`rekey_starts $3 | grep -c '^sent$'`
+	_starts=`rekey_starts $3`
+	_c=`echo "$_starts" | grep -c '^received$'`
+	_s=`echo "$_starts" | grep -c '^sent$'`
 	_why=""
 	if [ "$_n" -lt "$4" ]; then
 		_why="$_n guessed KEXINITs, not $4 or more"
