@@ -94,6 +94,44 @@ for p in $PKGS; do
 done
 [ -n "$debs_ok" ] || die "packages missing or wrong; nothing to run"
 
+# The version sorts above Debian's own: the openssh-client installed here
+# and, for the upstream route, the package whose packaging it took (apt
+# upgrades to ours); and below Debian's own upload of the same upstream
+# release, 1:RELEASE-1 (a Debian package of it replaces ours), Debian 12's
+# below Debian 13's (a dist-upgrade moves on).
+fullv=`dpkg-deb -f "\`ls "$DEB_DIR/openssh-client_${V}"_*.deb\`" Version`
+above="`dpkg-query -W -f '${Version}' openssh-client 2>/dev/null`"
+below=""
+case "$fullv" in
+*":$DEB_REL-0+$TAG~deb"[0-9]*u[0-9]*)
+	epoch=`echo "$fullv" | sed 's/:.*//'`
+	above="$above `sed -n 's/^# packaging: [a-z]* [^ ]* //p' \
+	    "$HPN_TOP/build-aux/deb-port/$DEB_REL/fates"`"
+	below="$epoch:$DEB_REL-1"
+	case "$fullv" in
+	*~deb12u*)	below="$below `echo "$fullv" | sed 's/~deb12u/~deb13u/'`" ;;
+	esac
+	;;
+esac
+bad=""
+for a in $above; do
+	case "$a" in
+	*"+$TAG"*)	continue ;;	# ours, installed before
+	esac
+	dpkg --compare-versions "$fullv" gt "$a" || bad="$bad, not above $a"
+done
+for b in $below; do
+	dpkg --compare-versions "$fullv" lt "$b" || bad="$bad, not below $b"
+done
+if [ -z "$above" ]; then
+	skip version-order "no Debian openssh-client here to compare with"
+elif [ -z "$bad" ]; then
+	echo "# version-order: $fullv above" $above${below:+"; below"} $below
+	pass version-order
+else
+	fail version-order "$fullv$bad"
+fi
+
 B="$ROOT/usr/bin"
 SSHD="$ROOT/usr/sbin/sshd"
 LIBEXEC="$ROOT/usr/lib/openssh"
