@@ -509,6 +509,11 @@ if [ -n "$PORT" ]; then
 fi
 
 # 4. The changelog entry.
+# wrap: a changelog item's list, folded at 70 columns, continued four
+# spaces in.
+wrap() {
+	fold -s -w 70 | sed "s/ *$//; s/^\([^ ]\)/    \1/"
+}
 {
 	echo "openssh ($NEWVERSION) UNRELEASED; urgency=medium"
 	echo
@@ -524,15 +529,13 @@ fi
 	done
 	if [ -n "$conflicts" ]; then
 		echo "  * Conflicts with Debian's patches resolved (build-aux/deb-fixes/`basename "$FIXDIR"`/):"
-		echo "   $conflicts" | fold -s -w 70 |
-		    sed "s/ *$//; s/^\([^ ]\)/    \1/"
+		echo "   $conflicts" | wrap
 	fi
 	[ -z "$adapt" ] || printf '%s\n' "$adapt" | sed 1d
 	if [ -n "$unfixed" ]; then
 		echo "  * UNFIXED, for tests only, never install: built without"
 		echo "    these published security fixes (OPENSSH_UNFIXED=yes):"
-		echo "    $unfixed" | fold -s -w 70 |
-		    sed "s/ *$//; s/^\([^ ]\)/    \1/"
+		echo "    $unfixed" | wrap
 	fi
 	echo
 	echo " -- ${DEBFULLNAME:-hpn-patches} <${DEBEMAIL:-hpn-patches@example.invalid}>  `date -R`"

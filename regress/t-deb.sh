@@ -381,12 +381,16 @@ dpkg_state() {
 	dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\n' $ALL \
 	    2>/dev/null | sed 's/ *$//'
 }
+# purge_ours: dpkg --purge of the four packages, dependents first.
+purge_ours() {
+	dpkg --purge openssh-tests openssh-server openssh-sftp-server \
+	    openssh-client
+}
 restored=""
 restore_debian() {
 	[ -z "$restored" ] || return 0
 	restored=yes
-	dpkg --purge openssh-tests openssh-server openssh-sftp-server \
-	    openssh-client >/dev/null 2>&1
+	purge_ours >/dev/null 2>&1
 	dpkg -i "$DEBS"/*.deb >"$TESTDIR/restore.log" 2>&1
 	tar -C / -xpf "$TESTDIR/etc-ssh.tar" 2>/dev/null
 }
@@ -619,8 +623,7 @@ EOT
 fi
 
 # Purged: nothing of ours left; Debian's back, as it was.
-dpkg --purge openssh-tests openssh-server openssh-sftp-server \
-    openssh-client >"$TESTDIR/purge.log" 2>&1 ||
+purge_ours >"$TESTDIR/purge.log" 2>&1 ||
     fail purge "`tail -n 2 "$TESTDIR/purge.log"`"
 left=""
 for f in /usr/bin/ssh /usr/sbin/sshd /usr/lib/openssh /etc/ssh/sshd_config \
