@@ -15,10 +15,11 @@
  */
 
 /*
- * MT-AES-CTR host policy: whether a connection's AES-CTR keys get
- * keystream threads after user authentication, and how many.  ssh and
- * sshd decide with ctr_mt_threads_wanted(); the engine (cipher-ctr-mt.c)
- * takes whatever thread count it is given.
+ * Host policy of the keystream engine: whether a connection's AES-CTR
+ * and ChaCha20-Poly1305 keys get keystream threads after user
+ * authentication, and how many.  ssh and sshd decide with
+ * ctr_mt_threads_wanted(); the engine (cipher-ctr-mt.c) takes whatever
+ * thread count it is given.
  */
 
 #include "includes.h"
@@ -39,6 +40,8 @@
 #ifdef WITH_OPENSSL
 
 #define CTR_MT_FAST_MBPS	1500	/* serial AES-CTR faster: no threads */
+#define CTR_MT_CHACHA_CPUS	4	/* ChaCha20 threads from this many */
+#define CTR_MT_CHACHA_THREADS	2
 #define CTR_MT_PROBE_BYTES	(64 * 1024)
 
 /*
@@ -117,11 +120,26 @@ ctr_mt_ncpu(void)
 	return (int)n;
 }
 
+const char *
+ctr_mt_kind_name(int kind)
+{
+	return kind == CTR_MT_CHACHA ? "MT-ChaCha20" : "MT-AES-CTR";
+}
+
 int
-ctr_mt_default_threads(void)
+ctr_mt_default_threads(int kind)
 {
 	int n = ctr_mt_ncpu();
 
+	if (kind == CTR_MT_CHACHA) {
+		/*
+		 * ChaCha20 is fast on one core, but it is the larger part
+		 * of the connection thread's work; a core of its own pays
+		 * only where the peer process and the program that feeds
+		 * the connection have theirs too.
+		 */
+		return n >= CTR_MT_CHACHA_CPUS ? CTR_MT_CHACHA_THREADS : 0;
+	}
 	if (n <= 1 || ctr_mt_serial_fast())
 		return 0;
 	/* The connection's own thread does AES-CTR too; see ctr_mt_crypt. */
@@ -129,26 +147,35 @@ ctr_mt_default_threads(void)
 }
 
 /*
- * The keystream threads for a connection's AES-CTR keys after user
- * authentication: none if DisableMTAES is set or the peer cannot rekey
- * (the threads start with new keys), else AESCTRThreads or, for 0, this
- * host's default.  Says at debug1 why none.
+ * The keystream threads for a connection's AES-CTR or ChaCha20 keys
+ * after user authentication: none if DisableMTAES is set or the peer
+ * cannot rekey (the threads start with new keys), else AESCTRThreads or,
+ * for 0, this host's default.  Says at debug1 why none.
  */
 int
-ctr_mt_threads_wanted(int disabled, int nthreads, int peer_rekeys)
+ctr_mt_threads_wanted(int kind, int disabled, int nthreads, int peer_rekeys)
 {
+	const char *name = ctr_mt_kind_name(kind);
+
 	if (disabled) {
-		debug("MT-AES-CTR: not used: disabled by DisableMTAES");
+		debug("%s: not used: disabled by DisableMTAES", name);
 		return 0;
 	}
 	if (!peer_rekeys) {
-		debug("MT-AES-CTR: not used: peer cannot rekey");
+		debug("%s: not used: peer cannot rekey", name);
 		return 0;
 	}
-	if (nthreads == 0 && (nthreads = ctr_mt_default_threads()) == 0) {
-		debug("MT-AES-CTR: not used: %s", ctr_mt_ncpu() <= 1 ?
-		    "only one CPU online" : "serial AES-CTR is faster here "
-		    "(AES instructions); AESCTRThreads forces threads");
+	if (nthreads == 0 && (nthreads = ctr_mt_default_threads(kind)) == 0) {
+		if (ctr_mt_ncpu() <= 1)
+			debug("%s: not used: only one CPU online", name);
+		else if (kind == CTR_MT_CHACHA)
+			debug("%s: not used: fewer than %d CPUs online; "
+			    "AESCTRThreads forces threads", name,
+			    CTR_MT_CHACHA_CPUS);
+		else
+			debug("%s: not used: serial AES-CTR is faster here "
+			    "(AES instructions); AESCTRThreads forces threads",
+			    name);
 		return 0;
 	}
 	return nthreads;

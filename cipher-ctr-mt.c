@@ -15,7 +15,9 @@
  */
 
 /*
- * Multi-threaded AES-CTR keystream engine.
+ * Multi-threaded keystream engine: AES-CTR, and the per-packet ChaCha20
+ * streams of chacha20-poly1305@openssh.com (described at the end, after
+ * AES-CTR's; they share the ring).
  *
  * The keystream is cut into segments of QBYTES bytes.  A context owns a
  * ring of Q keystream queues (Q = 2 * nthreads, so Q >= nthreads + 1);
@@ -83,6 +85,31 @@
  * queues, 4: 128 KiB, 8: 64 KiB).  Used keystream stays in the ring until
  * it is overwritten by the next fill; the whole ring is wiped when the
  * context is freed.
+ *
+ * ChaCha20 (chacha20-poly1305@openssh.com).  A packet's keystream is
+ * ChaCha20 with its sequence number as nonce: the main key's block 0
+ * (whose first 32 bytes are the Poly1305 key) and blocks 1, 2, ... for
+ * the payload; and the header key's block 0, whose first 4 bytes encrypt
+ * the packet length.  A segment is one packet: queue i holds the packets
+ * with sequence numbers first + i, first + i + Q, ..., at offset 0 its
+ * main block 0, from offset 64 its payload keystream, and beside it the
+ * 4 header bytes, written with its first chunk.  The sequence number
+ * takes the place of the counter (ctr_lo, modulo 2^32), and a segment
+ * advances it by 1 instead of QBYTES / 16.  The consumer takes the same
+ * three steps per packet, but leaves the segment when the packet ends,
+ * closing it to its worker as when it catches up; a payload longer than
+ * the queue goes on with the consumer's own cipher.  Workers fill only
+ * as many chunks as recent packets needed (ctx->fill, the largest of the
+ * last PREDICT packets, at once larger when a packet needs more), so a
+ * connection that sends small packets does not make them compute
+ * keystream nobody uses.  The ring starts with the first packet's
+ * sequence number.  A packet out of order (which a connection does not
+ * send) is done with the consumer's own ciphers, one per key, after the
+ * ring has passed over up to MAX_GAP packets skipped; so is every
+ * packet in a forked child.  The ring has Q = 4 * nthreads queues (at
+ * most 12: more packets ahead, and fewer wake-ups) of min(80 KiB,
+ * 1 MiB / Q), room for the largest packet a patched peer sends, filled
+ * in chunks of 4 KiB.
  */
 
 #include "includes.h"
@@ -103,6 +130,8 @@
 #endif
 
 #include "cipher-ctr-mt.h"
+#include "sshbuf.h"
+#include "ssherr.h"
 
 #ifdef WITH_OPENSSL
 
@@ -111,6 +140,12 @@
 #define CTR_MT_MAX_QBYTES	(256 * 1024)	/* bytes per queue */
 #define CTR_MT_MAX_QUEUES	(2 * CTR_MT_MAX_THREADS)
 #define CTR_MT_CHUNK		(16 * 1024)	/* worker fill granularity */
+#define CHACHA_BLOCK		64		/* ChaCha20 block size */
+#define CHACHA_MAX_QBYTES	(80 * 1024)	/* a 64 KiB packet and more */
+#define CHACHA_CHUNK		(4 * 1024)
+#define CHACHA_PREDICT		32		/* packets ctx->fill follows */
+#define CHACHA_MAX_QUEUES	12		/* of 80 KiB: under 1 MiB */
+#define CHACHA_MAX_GAP		64		/* packets the ring skips */
 #define CTR_MT_CACHELINE	64
 #define CTR_MT_ALIGNED		__attribute__((__aligned__(CTR_MT_CACHELINE)))
 #define CTR_MT_PREFETCH		1024		/* XOR read-ahead distance */
@@ -118,6 +153,7 @@
 /* Queue states */
 #define Q_EMPTY		0
 #define Q_BUSY		1
+#define Q_PARKED	2	/* ChaCha20 before the first packet */
 
 /* Each queue's shared words on a cache line of their own. */
 struct ctr_mt_queue {
@@ -133,14 +169,22 @@ struct ctr_mt_queue {
 	atomic_uint	 next;		/* next chunk for the worker */
 	atomic_uint	 done;		/* chunks of keystream ready */
 	atomic_uint	 lap;		/* ring turns: segments completed */
+	atomic_uint	 limit;		/* chunks the worker fills */
+	u_char		 hdr[CTR_MT_CHACHA_HDRLEN]; /* ChaCha20 length's */
 };
 
 struct ctr_mt_worker {
 	struct ctr_mt_ctx	*ctx;
 	EVP_CIPHER_CTX		*evp;
+	EVP_CIPHER_CTX		*hevp;		/* ChaCha20's header key */
 	pthread_t		 tid;
 	int			 running;
 };
+
+/* Where the consumer's ChaCha20 packet takes its keystream from. */
+#define PKT_NONE		0	/* between packets */
+#define PKT_RING		1	/* its segment of the ring */
+#define PKT_SERIAL		2	/* the consumer's own ciphers */
 
 /* What the consumer does with its current queue. */
 #define CONS_NONE		0	/* not started */
@@ -177,6 +221,12 @@ struct ctr_mt_ctx {
 	int			 mode;		/* CONS_* for cur */
 	uint64_t		 seg_hi, seg_lo; /* counter at cur's start */
 	EVP_CIPHER_CTX		*cevp;		/* consumer's own cipher */
+	EVP_CIPHER_CTX		*chevp;		/* ChaCha20's header key */
+	int			 pkt;		/* ChaCha20: PKT_* */
+	u_int			 pkt_seq;	/* ChaCha20: its seqnr */
+	int			 started;	/* ChaCha20: ring running */
+	u_int			 pmax;		/* ChaCha20: chunks needed */
+	u_int			 pcount;	/*  by the last pcount packets */
 
 	/* Shared state. */
 	pthread_mutex_t		 lock CTR_MT_ALIGNED;
@@ -189,6 +239,7 @@ struct ctr_mt_ctx {
 	atomic_int		 nidle;		/* workers in work_cv */
 	atomic_int		 nempty;	/* queues in EMPTY */
 	atomic_uint		 hint;		/* consumer's queue index */
+	atomic_uint		 fill;		/* chunks to fill a segment */
 
 	/*
 	 * Immutable after ctr_mt_new(), so on cache lines of its own, away
@@ -196,12 +247,15 @@ struct ctr_mt_ctx {
 	 */
 	pid_t			 pid CTR_MT_ALIGNED; /* creator, for fork checks */
 	u_int			 forkgen;	/* ctr_mt_forkgen at creation */
+	int			 kind;		/* CTR_MT_AES, CTR_MT_CHACHA */
 	int			 nthreads;
 	u_int			 nqueues;
 	int			 wake_at;	/* EMPTY count to wake at */
 	u_int			 nchunks;	/* chunks per segment */
+	size_t			 chunk;		/* bytes per chunk */
 	size_t			 qbytes;
-	uint64_t		 stride;	/* blocks per ring turn */
+	uint64_t		 step;		/* counter per segment */
+	uint64_t		 stride;	/* counter per ring turn */
 	struct ctr_mt_queue	*q;
 	u_char			*ring;		/* nqueues * qbytes */
 	size_t			 ringlen;
@@ -268,6 +322,14 @@ ctr_mt_nthreads(const struct ctr_mt_ctx *ctx)
 	return ctx->nthreads;
 }
 
+int
+ctr_mt_kind(const struct ctr_mt_ctx *ctx)
+{
+	if (ctx == NULL)
+		return -1;
+	return ctx->kind;
+}
+
 void
 ctr_mt_stats(const struct ctr_mt_ctx *ctx, uint64_t *xored, uint64_t *own)
 {
@@ -309,6 +371,67 @@ ctr_add(uint64_t *hi, uint64_t *lo, uint64_t n)
 	*lo += n;
 	if (*lo < n)
 		(*hi)++;	/* carry; the high half wraps mod 2^64 */
+}
+
+/*
+ * ChaCha20's IV as OpenSSH builds it: a 64-bit little-endian block
+ * counter, then the 64-bit big-endian sequence number.
+ */
+static void
+chacha_iv(uint32_t seqnr, uint64_t block, u_char *b)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		b[i] = (u_char)(block >> (8 * i));
+		b[15 - i] = (u_char)((uint64_t)seqnr >> (8 * i));
+	}
+}
+
+/*
+ * Set evp, a cipher of ctx's kind keyed with its (main) key, to byte off
+ * of the segment whose counter is hi:lo (for ChaCha20: whose sequence
+ * number is lo modulo 2^32).
+ */
+static int
+ks_position(const struct ctr_mt_ctx *ctx, EVP_CIPHER_CTX *evp, uint64_t hi,
+    uint64_t lo, size_t off)
+{
+	u_char ivb[CTR_MT_BLOCK], skip[CHACHA_BLOCK];
+	size_t n;
+	int outl, r = 0;
+
+	if (ctx->kind == CTR_MT_CHACHA) {
+		chacha_iv((uint32_t)lo, off / CHACHA_BLOCK, ivb);
+		n = off % CHACHA_BLOCK;
+	} else {
+		ctr_add(&hi, &lo, off / CTR_MT_BLOCK);
+		ctr_store(hi, lo, ivb);
+		n = off % CTR_MT_BLOCK;
+	}
+	if (EVP_EncryptInit_ex(evp, NULL, NULL, NULL, ivb) != 1 ||
+	    (n > 0 && EVP_EncryptUpdate(evp, skip, &outl, ctr_mt_zeros,
+	    (int)n) != 1))
+		r = -1;
+	explicit_bzero(ivb, sizeof(ivb));
+	explicit_bzero(skip, sizeof(skip));
+	return r;
+}
+
+/* ChaCha20's header keystream of the packet with sequence number seqnr. */
+static int
+chacha_header(EVP_CIPHER_CTX *hevp, uint32_t seqnr, u_char *ks)
+{
+	u_char ivb[CTR_MT_BLOCK];
+	int outl, r = 0;
+
+	chacha_iv(seqnr, 0, ivb);
+	if (EVP_EncryptInit_ex(hevp, NULL, NULL, NULL, ivb) != 1 ||
+	    EVP_EncryptUpdate(hevp, ks, &outl, ctr_mt_zeros,
+	    CTR_MT_CHACHA_HDRLEN) != 1)
+		r = -1;
+	explicit_bzero(ivb, sizeof(ivb));
+	return r;
 }
 
 /*
@@ -398,6 +521,8 @@ queue_release(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 	ctr_add(&q->ctr_hi, &q->ctr_lo, ctx->stride * (1 + skips));
 	atomic_store_explicit(&q->next, 0, memory_order_relaxed);
 	atomic_store_explicit(&q->done, 0, memory_order_relaxed);
+	atomic_store_explicit(&q->limit, atomic_load_explicit(&ctx->fill,
+	    memory_order_relaxed), memory_order_relaxed);
 	atomic_store_explicit(&q->refs, REFS(2, 0), memory_order_relaxed);
 	atomic_fetch_add(&q->lap, 1 + skips);
 	/* Publishes the stores above to whoever claims q next. */
@@ -430,33 +555,33 @@ static int
 fill_queue(struct ctr_mt_worker *w, struct ctr_mt_queue *q)
 {
 	struct ctr_mt_ctx *ctx = w->ctx;
-	u_char iv[CTR_MT_BLOCK];
 	size_t off, n;
-	u_int c;
-	int outl, r = -1;
+	u_int c, limit;
+	int outl;
 #ifdef CTR_MT_TEST
 	ctr_mt_hook_t hook;
 #endif
 
-	ctr_store(q->ctr_hi, q->ctr_lo, iv);
-	if (EVP_EncryptInit_ex(w->evp, NULL, NULL, NULL, iv) != 1)
-		goto out;
+	if (ks_position(ctx, w->evp, q->ctr_hi, q->ctr_lo, 0) != 0)
+		return -1;
+	limit = atomic_load_explicit(&q->limit, memory_order_relaxed);
 	/* Chunks come in order, so the cipher's counter runs on. */
 	for (;;) {
-		if (atomic_load_explicit(&ctx->stop, memory_order_relaxed)) {
-			r = 1;
-			goto out;
-		}
-		if ((c = atomic_fetch_add(&q->next, 1)) >= ctx->nchunks)
+		if (atomic_load_explicit(&ctx->stop, memory_order_relaxed))
+			return 1;
+		if ((c = atomic_fetch_add(&q->next, 1)) >= limit)
 			break;
-		off = (size_t)c * CTR_MT_CHUNK;
+		off = (size_t)c * ctx->chunk;
 		n = ctx->qbytes - off;
-		if (n > CTR_MT_CHUNK)
-			n = CTR_MT_CHUNK;
+		if (n > ctx->chunk)
+			n = ctx->chunk;
 		if (EVP_EncryptUpdate(w->evp, q->ks + off, &outl,
 		    ctr_mt_zeros, (int)n) != 1 || outl < 0 ||
 		    (size_t)outl != n)
-			goto out;
+			return -1;
+		if (c == 0 && ctx->kind == CTR_MT_CHACHA &&
+		    chacha_header(w->hevp, (uint32_t)q->ctr_lo, q->hdr) != 0)
+			return -1;
 		atomic_store_explicit(&q->done, c + 1, memory_order_release);
 #ifdef CTR_MT_TEST
 		if ((hook = atomic_load(&ctr_mt_test_chunk_hook)) != NULL)
@@ -464,10 +589,7 @@ fill_queue(struct ctr_mt_worker *w, struct ctr_mt_queue *q)
 #endif
 	}
 	queue_release(ctx, q);
-	r = 0;
- out:
-	explicit_bzero(iv, sizeof(iv));
-	return r;
+	return 0;
 }
 
 /* Make q BUSY if it is EMPTY.  Returns 1 if this call did. */
@@ -588,21 +710,9 @@ queue_behind(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 static int
 consumer_serial(struct ctr_mt_ctx *ctx)
 {
-	u_char ivb[CTR_MT_BLOCK], skip[CTR_MT_BLOCK];
-	uint64_t hi = ctx->seg_hi, lo = ctx->seg_lo;
-	size_t n = ctx->off % CTR_MT_BLOCK;
-	int outl, r = 0;
-
-	ctr_add(&hi, &lo, ctx->off / CTR_MT_BLOCK);
-	ctr_store(hi, lo, ivb);
-	if (EVP_EncryptInit_ex(ctx->cevp, NULL, NULL, NULL, ivb) != 1 ||
-	    (n > 0 && EVP_EncryptUpdate(ctx->cevp, skip, &outl,
-	    ctr_mt_zeros, (int)n) != 1))
-		r = -1;
-	explicit_bzero(ivb, sizeof(ivb));
-	explicit_bzero(skip, sizeof(skip));
 	ctx->mode = CONS_SERIAL;
-	return r;
+	return ks_position(ctx, ctx->cevp, ctx->seg_hi, ctx->seg_lo,
+	    ctx->off);
 }
 
 /*
@@ -618,29 +728,18 @@ static int
 ctx_crypt_serial(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
     size_t len)
 {
-	u_char ivb[CTR_MT_BLOCK], skip[CTR_MT_BLOCK];
-	uint64_t hi = ctx->iv_hi, lo = ctx->iv_lo;
 	size_t n;
-	int outl, r = 0;
+	int outl;
 
 	if (ctx->serial == NULL) {
-		ctr_add(&hi, &lo, ctx->consumed / CTR_MT_BLOCK);
-		ctr_store(hi, lo, ivb);
-		n = ctx->consumed % CTR_MT_BLOCK;
 		if ((ctx->serial = EVP_CIPHER_CTX_new()) == NULL ||
 		    EVP_CIPHER_CTX_copy(ctx->serial, ctx->cevp) != 1 ||
-		    EVP_EncryptInit_ex(ctx->serial, NULL, NULL, NULL,
-		    ivb) != 1 ||
-		    (n > 0 && EVP_EncryptUpdate(ctx->serial, skip, &outl,
-		    ctr_mt_zeros, (int)n) != 1)) {
+		    ks_position(ctx, ctx->serial, ctx->iv_hi, ctx->iv_lo,
+		    ctx->consumed) != 0) {
 			EVP_CIPHER_CTX_free(ctx->serial);
 			ctx->serial = NULL;
-			r = -1;
+			return -1;
 		}
-		explicit_bzero(ivb, sizeof(ivb));
-		explicit_bzero(skip, sizeof(skip));
-		if (r != 0)
-			return r;
 	}
 	while (len > 0) {
 		n = len > CTR_MT_CHUNK ? CTR_MT_CHUNK : len;
@@ -697,7 +796,7 @@ consumer_move(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q, u_char *dst,
 
 	if (ctx->mode == CONS_XOR) {
 		n = (size_t)atomic_load_explicit(&q->done,
-		    memory_order_acquire) * CTR_MT_CHUNK;
+		    memory_order_acquire) * ctx->chunk;
 		if (n > ctx->qbytes)
 			n = ctx->qbytes;
 		if (ctx->off < n) {
@@ -717,7 +816,8 @@ consumer_move(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q, u_char *dst,
 		if (consumer_serial(ctx) != 0)
 			return -1;
 	}
-	n = ctx->qbytes - ctx->off;
+	/* A ChaCha20 packet may run on past the end of its queue. */
+	n = ctx->kind == CTR_MT_CHACHA ? CTR_MT_CHUNK : ctx->qbytes - ctx->off;
 	if (n > len)
 		n = len;
 	if (EVP_EncryptUpdate(ctx->cevp, dst, &outl, src, (int)n) != 1)
@@ -736,10 +836,13 @@ consumer_leave(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 {
 	int emptied;
 
+	/* A ChaCha20 packet may end before its worker has finished. */
+	if (ctx->mode == CONS_XOR)
+		atomic_store(&q->next, ctx->nchunks);
 	emptied = ctx->mode != CONS_ALONE && queue_release(ctx, q);
 	ctx->mode = CONS_NONE;
 	ctx->off = 0;
-	ctr_add(&ctx->seg_hi, &ctx->seg_lo, ctx->qbytes / CTR_MT_BLOCK);
+	ctr_add(&ctx->seg_hi, &ctx->seg_lo, ctx->step);
 	if (++ctx->cur == ctx->nqueues) {
 		ctx->cur = 0;
 		ctx->lap++;
@@ -751,6 +854,28 @@ consumer_leave(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 		wake_workers(ctx);
 }
 
+/*
+ * Move len bytes through the consumer's segment from ctx->off, which it
+ * has entered; for AES-CTR, no further than the segment's end.
+ */
+static int
+consumer_run(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
+    size_t len)
+{
+	struct ctr_mt_queue *q = &ctx->q[ctx->cur];
+	size_t n;
+
+	while (len > 0) {
+		if (consumer_move(ctx, q, dst, src, len, &n) != 0)
+			return -1;
+		dst += n;
+		src += n;
+		len -= n;
+		ctx->off += n;
+	}
+	return 0;
+}
+
 int
 ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
     size_t len)
@@ -758,7 +883,7 @@ ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 	struct ctr_mt_queue *q;
 	size_t n;
 
-	if (ctx == NULL)
+	if (ctx == NULL || ctx->kind != CTR_MT_AES)
 		return -1;
 	if (len == 0)
 		return 0;
@@ -774,12 +899,14 @@ ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 		q = &ctx->q[ctx->cur];
 		if (ctx->mode == CONS_NONE && consumer_enter(ctx, q) != 0)
 			return -1;
-		if (consumer_move(ctx, q, dst, src, len, &n) != 0)
+		n = ctx->qbytes - ctx->off;
+		if (n > len)
+			n = len;
+		if (consumer_run(ctx, dst, src, n) != 0)
 			return -1;
 		dst += n;
 		src += n;
 		len -= n;
-		ctx->off += n;
 		if (ctx->off == ctx->qbytes)
 			consumer_leave(ctx, q);
 	}
@@ -794,9 +921,12 @@ ctx_destroy(struct ctr_mt_ctx *ctx, int destroy_sync)
 
 	EVP_CIPHER_CTX_free(ctx->serial);
 	EVP_CIPHER_CTX_free(ctx->cevp);
+	EVP_CIPHER_CTX_free(ctx->chevp);
 	if (ctx->w != NULL) {
-		for (i = 0; i < ctx->nthreads; i++)
+		for (i = 0; i < ctx->nthreads; i++) {
 			EVP_CIPHER_CTX_free(ctx->w[i].evp);
+			EVP_CIPHER_CTX_free(ctx->w[i].hevp);
+		}
 		freezero(ctx->w, ctx->nthreads * sizeof(*ctx->w));
 	}
 	if (ctx->ring != NULL)
@@ -847,21 +977,22 @@ ctr_mt_free(struct ctr_mt_ctx *ctx)
 	ctx_destroy(ctx, 1);
 }
 
-struct ctr_mt_ctx *
-ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
+/*
+ * Create a context of the given kind: cipher runs with key (for ChaCha20,
+ * the main key; hkey is the header key) and, for AES-CTR, starts at the
+ * counter block iv.
+ */
+static struct ctr_mt_ctx *
+ctx_new(int kind, const EVP_CIPHER *cipher, const u_char *key,
+    const u_char *hkey, const u_char *iv, int nthreads)
 {
 	struct ctr_mt_ctx *ctx = NULL;
-	const EVP_CIPHER *cipher;
 	sigset_t all, saved;
-	uint64_t hi, lo;
+	uint64_t hi = 0, lo = 0;
+	size_t maxq;
 	void *p;
 	u_int i;
 	int j, ok;
-
-	if (key == NULL || iv == NULL || nthreads < 1 ||
-	    nthreads > CTR_MT_MAX_THREADS ||
-	    (cipher = ctr_mt_evp_cipher(keylen)) == NULL)
-		return NULL;
 
 	if (posix_memalign(&p, CTR_MT_CACHELINE, sizeof(*ctx)) != 0)
 		return NULL;
@@ -871,23 +1002,34 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 		goto fail;
 	ctx->pid = getpid();
 	ctx->forkgen = atomic_load(&ctr_mt_forkgen);
+	ctx->kind = kind;
 	ctx->nthreads = nthreads;
-	ctx->nqueues = 2 * (u_int)nthreads;
+	ctx->nqueues = (kind == CTR_MT_CHACHA ? 4 : 2) * (u_int)nthreads;
 	if (ctx->nqueues > CTR_MT_MAX_QUEUES)
 		ctx->nqueues = CTR_MT_MAX_QUEUES;
+	if (kind == CTR_MT_CHACHA && ctx->nqueues > CHACHA_MAX_QUEUES)
+		ctx->nqueues = CHACHA_MAX_QUEUES;
+	ctx->chunk = kind == CTR_MT_CHACHA ? CHACHA_CHUNK : CTR_MT_CHUNK;
+	maxq = kind == CTR_MT_CHACHA ? CHACHA_MAX_QBYTES : CTR_MT_MAX_QBYTES;
 	ctx->qbytes = CTR_MT_RING_BYTES / ctx->nqueues;
-	if (ctx->qbytes > CTR_MT_MAX_QBYTES)
-		ctx->qbytes = CTR_MT_MAX_QBYTES;
-	ctx->qbytes -= ctx->qbytes % CTR_MT_BLOCK;
-	ctx->nchunks = (ctx->qbytes + CTR_MT_CHUNK - 1) / CTR_MT_CHUNK;
-	ctx->stride = (uint64_t)ctx->nqueues * (ctx->qbytes / CTR_MT_BLOCK);
+	if (ctx->qbytes > maxq)
+		ctx->qbytes = maxq;
+	/* Whole chunks for ChaCha20, whole blocks for AES-CTR. */
+	ctx->qbytes -= ctx->qbytes % (kind == CTR_MT_CHACHA ?
+	    CHACHA_CHUNK : CTR_MT_BLOCK);
+	ctx->nchunks = (ctx->qbytes + ctx->chunk - 1) / ctx->chunk;
+	ctx->step = kind == CTR_MT_CHACHA ? 1 : ctx->qbytes / CTR_MT_BLOCK;
+	ctx->stride = (uint64_t)ctx->nqueues * ctx->step;
 	ctx->ringlen = ctx->nqueues * ctx->qbytes;
 	atomic_init(&ctx->stop, 0);
 	atomic_init(&ctx->failed, 0);
 	atomic_init(&ctx->nidle, 0);
-	atomic_init(&ctx->nempty, (int)ctx->nqueues);
+	/* ChaCha20's queues wait for the first sequence number. */
+	atomic_init(&ctx->nempty, kind == CTR_MT_CHACHA ? 0 :
+	    (int)ctx->nqueues);
 	ctx->wake_at = (int)ctx->nqueues / 2;
 	atomic_init(&ctx->hint, 0);
+	atomic_init(&ctx->fill, ctx->nchunks);
 	atomic_init(&ctx->cwait, -1);
 
 	/* Queues and their initial counters: IV + i * QBLOCKS. */
@@ -900,19 +1042,22 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 		goto fail;
 	ctx->ring = p;
 	memset(ctx->ring, 0, ctx->ringlen);
-	ctr_load(iv, &hi, &lo);
+	if (iv != NULL)
+		ctr_load(iv, &hi, &lo);
 	ctx->iv_hi = ctx->seg_hi = hi;
 	ctx->iv_lo = ctx->seg_lo = lo;
 	for (i = 0; i < ctx->nqueues; i++) {
-		atomic_init(&ctx->q[i].state, Q_EMPTY);
+		atomic_init(&ctx->q[i].state,
+		    kind == CTR_MT_CHACHA ? Q_PARKED : Q_EMPTY);
 		atomic_init(&ctx->q[i].refs, REFS(2, 0));
 		atomic_init(&ctx->q[i].next, 0);
 		atomic_init(&ctx->q[i].done, 0);
 		atomic_init(&ctx->q[i].lap, 0);
+		atomic_init(&ctx->q[i].limit, ctx->nchunks);
 		ctx->q[i].ctr_hi = hi;
 		ctx->q[i].ctr_lo = lo;
 		ctx->q[i].ks = ctx->ring + i * ctx->qbytes;
-		ctr_add(&hi, &lo, ctx->qbytes / CTR_MT_BLOCK);
+		ctr_add(&hi, &lo, ctx->step);
 	}
 
 	/*
@@ -922,6 +1067,9 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 	if ((ctx->cevp = EVP_CIPHER_CTX_new()) == NULL ||
 	    EVP_EncryptInit_ex(ctx->cevp, cipher, NULL, key, NULL) != 1)
 		goto fail;
+	if (hkey != NULL && ((ctx->chevp = EVP_CIPHER_CTX_new()) == NULL ||
+	    EVP_EncryptInit_ex(ctx->chevp, cipher, NULL, hkey, NULL) != 1))
+		goto fail;
 	if ((ctx->w = calloc(nthreads, sizeof(*ctx->w))) == NULL)
 		goto fail;
 	for (j = 0; j < nthreads; j++) {
@@ -929,6 +1077,11 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
 		if ((ctx->w[j].evp = EVP_CIPHER_CTX_new()) == NULL ||
 		    EVP_EncryptInit_ex(ctx->w[j].evp, cipher, NULL, key,
 		    NULL) != 1)
+			goto fail;
+		if (hkey != NULL &&
+		    ((ctx->w[j].hevp = EVP_CIPHER_CTX_new()) == NULL ||
+		    EVP_EncryptInit_ex(ctx->w[j].hevp, cipher, NULL, hkey,
+		    NULL) != 1))
 			goto fail;
 	}
 
@@ -968,6 +1121,282 @@ ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
  fail:
 	ctx_destroy(ctx, 1);
 	return NULL;
+}
+
+struct ctr_mt_ctx *
+ctr_mt_new(const u_char *key, size_t keylen, const u_char *iv, int nthreads)
+{
+	const EVP_CIPHER *cipher;
+
+	if (key == NULL || iv == NULL || nthreads < 1 ||
+	    nthreads > CTR_MT_MAX_THREADS ||
+	    (cipher = ctr_mt_evp_cipher(keylen)) == NULL)
+		return NULL;
+	return ctx_new(CTR_MT_AES, cipher, key, NULL, iv, nthreads);
+}
+
+struct ctr_mt_ctx *
+ctr_mt_new_chacha(const u_char *key, size_t keylen, int nthreads)
+{
+#if defined(HAVE_EVP_CHACHA20) && !defined(HAVE_BROKEN_CHACHA20)
+	if (key == NULL || keylen != CTR_MT_CHACHA_KEYLEN || nthreads < 1 ||
+	    nthreads > CTR_MT_MAX_THREADS)
+		return NULL;
+	return ctx_new(CTR_MT_CHACHA, EVP_chacha20(), key, key + 32, NULL,
+	    nthreads);
+#else
+	return NULL;	/* libcrypto without a usable ChaCha20 */
+#endif
+}
+
+/*
+ * ChaCha20 packets.  The consumer begins a packet with its header or its
+ * Poly1305 key and ends it with its payload; see the comment at the top.
+ */
+
+/* Start the ring at the first packet, sequence number seqnr. */
+static void
+chacha_start(struct ctr_mt_ctx *ctx, u_int seqnr)
+{
+	u_int i;
+
+	ctx->started = 1;
+	ctx->seg_lo = seqnr;
+	for (i = 0; i < ctx->nqueues; i++) {
+		ctx->q[i].ctr_lo = (uint64_t)seqnr + i;
+		atomic_store(&ctx->q[i].state, Q_EMPTY);
+	}
+	atomic_store(&ctx->nempty, (int)ctx->nqueues);
+	wake_workers(ctx);
+}
+
+/* The payload's keystream of the packet just ended needed need chunks. */
+static void
+chacha_predict(struct ctr_mt_ctx *ctx, u_int need)
+{
+	if (need > ctx->nchunks)
+		need = ctx->nchunks;
+	if (need > ctx->pmax)
+		ctx->pmax = need;
+	if (need > atomic_load_explicit(&ctx->fill, memory_order_relaxed))
+		atomic_store(&ctx->fill, need);
+	else if (++ctx->pcount >= CHACHA_PREDICT) {
+		atomic_store(&ctx->fill, ctx->pmax);
+		ctx->pmax = ctx->pcount = 0;
+	}
+}
+
+static void
+chacha_end(struct ctr_mt_ctx *ctx)
+{
+	if (ctx->pkt == PKT_RING) {
+		chacha_predict(ctx, (u_int)((ctx->off + ctx->chunk - 1) /
+		    ctx->chunk));
+		consumer_leave(ctx, &ctx->q[ctx->cur]);
+	}
+	ctx->pkt = PKT_NONE;
+}
+
+/*
+ * Begin the packet with sequence number seqnr, unless it is the one
+ * begun already.
+ */
+static int
+chacha_begin(struct ctr_mt_ctx *ctx, u_int seqnr)
+{
+	if (ctx->pkt != PKT_NONE) {
+		if (seqnr == ctx->pkt_seq)
+			return 0;
+		chacha_end(ctx);	/* a packet left unfinished */
+	}
+	ctx->pkt_seq = seqnr;
+	if (ctx_forked(ctx) || atomic_load(&ctx->failed)) {
+		/* Workers gone or broken: ours are still good. */
+		ctx->pkt = PKT_SERIAL;
+		return 0;
+	}
+	if (!ctx->started)
+		chacha_start(ctx, seqnr);
+	/* A few packets missed (a connection misses none): pass them. */
+	while (seqnr != (uint32_t)ctx->seg_lo &&
+	    seqnr - (uint32_t)ctx->seg_lo <= CHACHA_MAX_GAP) {
+		if (consumer_enter(ctx, &ctx->q[ctx->cur]) != 0)
+			return -1;
+		consumer_leave(ctx, &ctx->q[ctx->cur]);
+	}
+	if (seqnr != (uint32_t)ctx->seg_lo) {
+		ctx->pkt = PKT_SERIAL;
+		return 0;
+	}
+	ctx->pkt = PKT_RING;
+	return consumer_enter(ctx, &ctx->q[ctx->cur]);
+}
+
+/*
+ * Go to byte off of the packet's segment.  The consumer's own cipher
+ * stands at ctx->off unless it XORs the worker's keystream.
+ */
+static int
+chacha_seek(struct ctr_mt_ctx *ctx, size_t off)
+{
+	int mode = ctx->mode;
+
+	if (mode == CONS_XOR || ctx->off == off) {
+		ctx->off = off;
+		return 0;
+	}
+	ctx->off = off;
+	if (consumer_serial(ctx) != 0)
+		return -1;
+	ctx->mode = mode;	/* CONS_ALONE stays so */
+	return 0;
+}
+
+/* The consumer's own cipher: len bytes of a packet from block. */
+static int
+chacha_serial(struct ctr_mt_ctx *ctx, u_int seqnr, uint64_t block,
+    u_char *dst, const u_char *src, size_t len)
+{
+	size_t n;
+	int outl;
+
+	if (ks_position(ctx, ctx->cevp, 0, seqnr, block * CHACHA_BLOCK) != 0)
+		return -1;
+	ctx->nown += len;
+	while (len > 0) {
+		n = len > CTR_MT_CHUNK ? CTR_MT_CHUNK : len;
+		if (EVP_EncryptUpdate(ctx->cevp, dst, &outl, src,
+		    (int)n) != 1)
+			return -1;
+		dst += n;
+		src += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int
+ctr_mt_chacha_header(struct ctr_mt_ctx *ctx, u_int seqnr,
+    u_char ks[CTR_MT_CHACHA_HDRLEN])
+{
+	struct ctr_mt_queue *q;
+
+	if (ctx == NULL || ctx->kind != CTR_MT_CHACHA || ks == NULL ||
+	    chacha_begin(ctx, seqnr) != 0)
+		return -1;
+	q = &ctx->q[ctx->cur];
+	if (ctx->pkt == PKT_RING && ctx->mode == CONS_XOR &&
+	    atomic_load_explicit(&q->done, memory_order_acquire) > 0) {
+		memcpy(ks, q->hdr, CTR_MT_CHACHA_HDRLEN);
+		return 0;
+	}
+	return chacha_header(ctx->chevp, seqnr, ks);
+}
+
+int
+ctr_mt_chacha_polykey(struct ctr_mt_ctx *ctx, u_int seqnr,
+    u_char key[CTR_MT_CHACHA_POLYLEN])
+{
+	if (ctx == NULL || ctx->kind != CTR_MT_CHACHA || key == NULL ||
+	    chacha_begin(ctx, seqnr) != 0)
+		return -1;
+	if (ctx->pkt == PKT_SERIAL)
+		return chacha_serial(ctx, seqnr, 0, key, ctr_mt_zeros,
+		    CTR_MT_CHACHA_POLYLEN);
+	if (chacha_seek(ctx, 0) != 0)
+		return -1;
+	return consumer_run(ctx, key, ctr_mt_zeros, CTR_MT_CHACHA_POLYLEN);
+}
+
+int
+ctr_mt_chacha_crypt(struct ctr_mt_ctx *ctx, u_int seqnr, u_char *dst,
+    const u_char *src, size_t len)
+{
+	int r;
+
+	if (ctx == NULL || ctx->kind != CTR_MT_CHACHA ||
+	    ((dst == NULL || src == NULL) && len > 0) ||
+	    chacha_begin(ctx, seqnr) != 0)
+		return -1;
+	if (ctx->pkt == PKT_SERIAL)
+		r = chacha_serial(ctx, seqnr, 1, dst, src, len);
+	else if ((r = chacha_seek(ctx, CHACHA_BLOCK)) == 0)
+		r = consumer_run(ctx, dst, src, len);
+	chacha_end(ctx);
+	return r;
+}
+
+int
+ctr_mt_chachapoly_crypt(struct ctr_mt_ctx *ctx, u_int seqnr, u_char *dest,
+    const u_char *src, u_int len, u_int aadlen, u_int authlen,
+    int do_encrypt, ctr_mt_auth_fn *auth, void *arg)
+{
+	u_char expected_tag[CTR_MT_CHACHA_TAGLEN];
+	u_char poly_key[CTR_MT_CHACHA_POLYLEN], hdr[CTR_MT_CHACHA_HDRLEN];
+	u_int i;
+	int r = SSH_ERR_LIBCRYPTO_ERROR;
+
+	if (aadlen > sizeof(hdr) || authlen != CTR_MT_CHACHA_TAGLEN)
+		return SSH_ERR_INVALID_ARGUMENT;
+	if (ctr_mt_chacha_polykey(ctx, seqnr, poly_key) != 0)
+		goto out;
+
+	/* If decrypting, check tag before anything else */
+	if (!do_encrypt) {
+		const u_char *tag = src + aadlen + len;
+
+		if ((r = auth(arg, expected_tag, src, aadlen + len,
+		    poly_key)) != 0)
+			goto out;
+		if (timingsafe_bcmp(expected_tag, tag,
+		    CTR_MT_CHACHA_TAGLEN) != 0) {
+			r = SSH_ERR_MAC_INVALID;
+			goto out;
+		}
+	}
+
+	/* Crypt additional data, then the payload */
+	r = SSH_ERR_LIBCRYPTO_ERROR;
+	if (aadlen) {
+		if (ctr_mt_chacha_header(ctx, seqnr, hdr) != 0)
+			goto out;
+		for (i = 0; i < aadlen; i++)
+			dest[i] = src[i] ^ hdr[i];
+	}
+	if (ctr_mt_chacha_crypt(ctx, seqnr, dest + aadlen, src + aadlen,
+	    len) != 0)
+		goto out;
+
+	/* If encrypting, calculate and append tag */
+	if (do_encrypt && (r = auth(arg, dest + aadlen + len, dest,
+	    aadlen + len, poly_key)) != 0)
+		goto out;
+	r = 0;
+ out:
+	if (r != 0 && ctx != NULL && ctx->kind == CTR_MT_CHACHA)
+		chacha_end(ctx);
+	explicit_bzero(expected_tag, sizeof(expected_tag));
+	explicit_bzero(poly_key, sizeof(poly_key));
+	explicit_bzero(hdr, sizeof(hdr));
+	return r;
+}
+
+int
+ctr_mt_chachapoly_get_length(struct ctr_mt_ctx *ctx, u_int *plenp,
+    u_int seqnr, const u_char *cp, u_int len)
+{
+	u_char buf[CTR_MT_CHACHA_HDRLEN];
+	u_int i;
+
+	if (len < sizeof(buf))
+		return SSH_ERR_MESSAGE_INCOMPLETE;
+	if (ctr_mt_chacha_header(ctx, seqnr, buf) != 0)
+		return SSH_ERR_LIBCRYPTO_ERROR;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] ^= cp[i];
+	*plenp = PEEK_U32(buf);
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
 }
 
 #endif /* WITH_OPENSSL */

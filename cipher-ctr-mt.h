@@ -18,16 +18,26 @@
 #define CIPHER_CTR_MT_H
 
 /*
- * Multi-threaded AES-CTR keystream engine.
+ * Multi-threaded keystream engine, for AES-CTR and for the ChaCha20 of
+ * chacha20-poly1305@openssh.com.
  *
- * A context owns a small pool of worker threads that precompute AES-CTR
- * keystream into a ring of bounded queues; ctr_mt_crypt() XORs the
+ * A context owns a small pool of worker threads that precompute
+ * keystream into a ring of bounded queues; the caller XORs the
  * precomputed keystream into the data, and where it catches up with the
- * workers it never waits for them but does the AES itself for the rest
- * of the queue it is on.  The output is bit-for-bit
- * identical to serial AES-CTR (as done by EVP_aes_*_ctr()) with the same
- * key and initial counter: the counter is a 128-bit big-endian integer
- * that is incremented once per 16-byte block and wraps modulo 2^128.
+ * workers it never waits for them but computes the rest of the keystream
+ * it is on itself.  The output is bit-for-bit identical to the serial
+ * cipher:
+ *  - AES-CTR (ctr_mt_new(), ctr_mt_crypt()): as done by EVP_aes_*_ctr()
+ *    with the same key and initial counter: the counter is a 128-bit
+ *    big-endian integer that is incremented once per 16-byte block and
+ *    wraps modulo 2^128.
+ *  - ChaCha20 for chacha20-poly1305@openssh.com (ctr_mt_new_chacha(),
+ *    ctr_mt_chacha_*()): per packet, the ChaCha20 streams that
+ *    PROTOCOL.chacha20poly1305 defines, with the packet's sequence number
+ *    as nonce: the main key's block 0 gives the Poly1305 key, its blocks
+ *    from 1 on the payload's keystream, the header key's block 0 the
+ *    packet length's.  Workers fill one queue per sequence number, as
+ *    much of it as recent packets needed; Poly1305 stays with the caller.
  *
  * Threading rules:
  *  - Any number of contexts may be used concurrently.
@@ -50,6 +60,17 @@
 
 /* Upper bound for the nthreads argument of ctr_mt_new(). */
 #define CTR_MT_MAX_THREADS	16
+
+/* Keystreams the engine generates (ctr_mt_kind(), the host policy). */
+#define CTR_MT_AES		0	/* AES-CTR */
+#define CTR_MT_CHACHA		1	/* chacha20-poly1305@openssh.com */
+#define CTR_MT_NKINDS		2
+
+/* Key and keystream sizes of chacha20-poly1305@openssh.com. */
+#define CTR_MT_CHACHA_KEYLEN	64	/* main key || header key */
+#define CTR_MT_CHACHA_HDRLEN	4	/* the encrypted packet length */
+#define CTR_MT_CHACHA_POLYLEN	32	/* the Poly1305 key */
+#define CTR_MT_CHACHA_TAGLEN	16	/* the Poly1305 tag */
 
 struct ctr_mt_ctx;
 
@@ -77,6 +98,57 @@ struct ctr_mt_ctx *ctr_mt_new(const u_char *key, size_t keylen,
  */
 int	ctr_mt_crypt(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
     size_t len);
+
+/*
+ * Create a context for the ChaCha20 keystreams of
+ * chacha20-poly1305@openssh.com with its 64-byte key (main key, then
+ * header key) and nthreads worker threads (1 <= nthreads <=
+ * CTR_MT_MAX_THREADS).  Workers start with the first packet: its
+ * sequence number tells them where to begin.  Returns NULL as
+ * ctr_mt_new() does.
+ */
+struct ctr_mt_ctx *ctr_mt_new_chacha(const u_char *key, size_t keylen,
+    int nthreads);
+
+/*
+ * The keystream of the packet with sequence number seqnr, in pieces: the
+ * 4 bytes that encrypt its length (ctr_mt_chacha_header(), which may be
+ * called any number of times before the rest), its Poly1305 key
+ * (ctr_mt_chacha_polykey()) and the encryption of its len payload bytes
+ * from src to dst (ctr_mt_chacha_crypt(), once, which ends the packet;
+ * dst may equal src).  Packets are expected in sequence number order,
+ * as a connection sends or receives them; any other sequence number is
+ * served by the serial cipher, as is everything in a forked child.
+ * Return 0 on success, -1 on error (NULL arguments, a keystream
+ * generation failure).
+ */
+int	ctr_mt_chacha_header(struct ctr_mt_ctx *ctx, u_int seqnr,
+    u_char ks[CTR_MT_CHACHA_HDRLEN]);
+int	ctr_mt_chacha_polykey(struct ctr_mt_ctx *ctx, u_int seqnr,
+    u_char key[CTR_MT_CHACHA_POLYLEN]);
+int	ctr_mt_chacha_crypt(struct ctr_mt_ctx *ctx, u_int seqnr, u_char *dst,
+    const u_char *src, size_t len);
+
+/*
+ * A chacha20-poly1305@openssh.com packet as chachapoly_crypt() and
+ * chachapoly_get_length() do it (same arguments, same SSH_ERR_* results),
+ * with ctx's keystream.  auth(arg, tag, m, mlen, polykey) computes the
+ * Poly1305 tag, as the serial cipher does; it returns 0 or an SSH_ERR_*
+ * code.
+ */
+typedef int ctr_mt_auth_fn(void *, u_char *, const u_char *, size_t,
+    const u_char *);
+int	ctr_mt_chachapoly_crypt(struct ctr_mt_ctx *ctx, u_int seqnr,
+    u_char *dest, const u_char *src, u_int len, u_int aadlen, u_int authlen,
+    int do_encrypt, ctr_mt_auth_fn *auth, void *arg);
+int	ctr_mt_chachapoly_get_length(struct ctr_mt_ctx *ctx, u_int *plenp,
+    u_int seqnr, const u_char *cp, u_int len);
+
+/* CTR_MT_AES or CTR_MT_CHACHA, or -1 if ctx is NULL. */
+int	ctr_mt_kind(const struct ctr_mt_ctx *ctx);
+
+/* The name debug messages give kind: "MT-AES-CTR", "MT-ChaCha20". */
+const char *ctr_mt_kind_name(int kind);
 
 /* Number of worker threads of ctx, or -1 if ctx is NULL. */
 int	ctr_mt_nthreads(const struct ctr_mt_ctx *ctx);
@@ -106,20 +178,24 @@ void	ctr_mt_free(struct ctr_mt_ctx *ctx);
 int	ctr_mt_ncpu(void);
 
 /*
- * Suggested number of worker threads for this host: 0 (meaning "use the
- * serial cipher, threads would not help") when only one CPU is online or
- * when serial AES-CTR is so fast here (AES instructions) that threads
- * cannot help (measured once, in about a millisecond), otherwise
- * min(online CPUs - 1, 4): the calling thread does part of the AES itself.
+ * Suggested number of worker threads for this host and kind of keystream:
+ * 0 (meaning "use the serial cipher, threads would not help") when only
+ * one CPU is online; for AES-CTR also when serial AES-CTR is so fast here
+ * (AES instructions) that threads cannot help (measured once, in about a
+ * millisecond), otherwise min(online CPUs - 1, 4): the calling thread
+ * does part of the AES itself; for ChaCha20 0 with fewer than 4 CPUs
+ * (the connection's thread and its peer process need theirs), else 2.
  */
-int	ctr_mt_default_threads(void);
+int	ctr_mt_default_threads(int kind);
 
 /*
- * Threads for a connection's AES-CTR keys after user authentication, from
- * DisableMTAES and AESCTRThreads (0: the host's default) and whether the
- * peer can rekey; 0 (serial) with the reason logged at debug1.
+ * Threads for a connection's AES-CTR or ChaCha20 keys after user
+ * authentication, from DisableMTAES and AESCTRThreads (0: the host's
+ * default) and whether the peer can rekey; 0 (serial) with the reason
+ * logged at debug1.
  */
-int	ctr_mt_threads_wanted(int disabled, int nthreads, int peer_rekeys);
+int	ctr_mt_threads_wanted(int kind, int disabled, int nthreads,
+    int peer_rekeys);
 
 #ifdef CTR_MT_EVP_CIPHER
 /*

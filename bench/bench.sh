@@ -4,19 +4,28 @@
 # run on one machine with the same build flags.  Not part of make check:
 # nothing here passes or fails on speed.
 #
-#   1. the MT-AES-CTR engine against OpenSSL's serial AES-CTR, 1/2/4
-#      workers, each key size, with AES-NI and with AES-NI masked;
+#   1. the keystream engine against OpenSSL's serial ciphers, 1/2/4/8
+#      workers: AES-CTR with each key size, with AES-NI and with AES-NI
+#      masked, and the per-packet ChaCha20 of chacha20-poly1305;
 #   2. loopback: ssh 'cat >/dev/null' of BENCH_BYTES (default 2 GiB),
-#      build/stock ssh+sshd vs build/hpn ssh+sshd, median of BENCH_RUNS
-#      (default 5) alternated runs per cipher (BENCH_CIPHERS; CIPHER/MAC
-#      picks the MAC too), and the ratio; from the same runs, the CPU
+#      build/stock ssh+sshd vs build/hpn ssh+sshd, and a third build if
+#      BENCH_THIRD names its build directory (ssh, sshd and sshd-session
+#      there; e.g. HPN-SSH's, labelled BENCH_THIRD_NAME, default
+#      "third"), BENCH_RUNS (default 5) alternated runs per cipher
+#      (BENCH_CIPHERS; CIPHER/MAC picks the MAC too): median MB/s with
+#      its range and the ratio to stock; from the same runs, the CPU
 #      seconds per GiB of each side (client: the ssh process; server: the
 #      listening sshd's children, sshd-session, sshd-auth and the remote
-#      cat), medians and ratios, and the client's read(2) and write(2)
-#      calls per GiB (medians);
+#      cat), medians with ranges and ratios, and the client's read(2) and
+#      write(2) calls per GiB (medians);
 #   3. loopback, patched only: the none cipher after authentication
 #      (NoneSwitch), with and without the MAC, against patched aes256-ctr
-#      (BENCH_SKIP_NONE=1 skips it).
+#      (BENCH_SKIP_NONE=1 skips it);
+#   4. AES-CTR with threads forced and with AES-NI hidden
+#      (BENCH_SKIP_MASKED=1 skips it);
+#   5. chacha20-poly1305 with the engine's threads on both sides
+#      (AESCTRThreads=BENCH_CHACHA_THREADS, default 2) against the default
+#      and stock (BENCH_SKIP_CHACHA=1 skips it).
 #
 # The CPU figures come from /proc (utime + stime, and cutime + cstime of
 # the processes that waited for the others), so they hold on a loaded
@@ -50,7 +59,7 @@ if [ -z "${BENCH_SKIP_ENGINE:-}" ]; then
 	b="$TESTDIR/bench_ctr_mt"
 	if unit_build "$b" >"$TESTDIR/cc.err" 2>&1; then
 		# 9 rounds: the ratio is the median of 9 same-round ratios.
-		echo "== engine: MT-AES-CTR vs OpenSSL serial AES-CTR (AES-NI on)"
+		echo "== engine: threads vs OpenSSL serial AES-CTR (AES-NI on) and ChaCha20"
 		"$b" ${BENCH_ENGINE_MIB:-512} 32 9
 		echo
 		echo "== engine: AES-NI masked (OPENSSL_ia32cap=$MASK)"
@@ -144,81 +153,145 @@ else
 fi
 HPN_CFG="$SSH_CONFIG"
 HPN_SSHD=$SSHD_PID
+THIRD=
+if [ -n "${BENCH_THIRD:-}" ]; then
+	HPN_PEER_BUILD="$BENCH_THIRD"
+	start_sshd bench-third peer "LogLevel INFO"
+	THIRD="${BENCH_THIRD_NAME:-third} $BENCH_THIRD $SSH_CONFIG $SSHD_PID"
+	echo "third:   $BENCH_THIRD: `"$BENCH_THIRD/ssh" -V 2>&1`"
+fi
 
 # col FILE N: column N of FILE.
 col() {
 	awk -v n=$2 '{ print $n }' "$1"
 }
 
-# cmp_table TITLE CIPHERS STOCK-CFG STOCK-SSHD HPN-CFG HPN-SSHD
-# [HPN-SSH-ARGS]: stock against patched, alternating runs so drift hits
-# both alike; medians and ratio of the throughput, then of the CPU
-# seconds per GiB of each side, from the same runs.
-cmp_table() {
+# header AWK-PROGRAM: a table's header: "cipher", then what AWK-PROGRAM
+# prints for each column's label (cmp_table's $TESTDIR/labels).
+header() {
+	printf '%-32s' cipher
+	awk "$1" "$TESTDIR/labels"
 	echo
-	echo "== $1"
-	printf "%-40s %12s %12s %8s\n" cipher "stock MB/s" "patched MB/s" ratio
-	: >"$TESTDIR/cpu.rows"
-	: >"$TESTDIR/calls.rows"
-	for c in $2; do
-		: >"$TESTDIR/t.stock"
-		: >"$TESTDIR/t.hpn"
-		r=0
-		while [ $r -lt $RUNS ]; do
-			SSH_CONFIG="$3"
-			one_run "$STOCK_BUILD" "$c" $4 >>"$TESTDIR/t.stock"
-			SSH_CONFIG="$5"
-			one_run "$HPN_BUILD" "$c" $6 ${7:-} >>"$TESTDIR/t.hpn"
-			r=`expr $r + 1`
-		done
-		ts=`col "$TESTDIR/t.stock" 1 | median`
-		th=`col "$TESTDIR/t.hpn" 1 | median`
-		echo "$c $ts $th" | awk -v b=$BYTES '{
-			s = ($2 > 0) ? b / $2 / 1e6 : 0
-			h = ($3 > 0) ? b / $3 / 1e6 : 0
-			printf "%-40s %12.1f %12.1f %8.2f\n", $1, s, h,
-			    (s > 0) ? h / s : 0
-		}'
-		echo "$c `col "$TESTDIR/t.stock" 2 | spread` \
-		    `col "$TESTDIR/t.hpn" 2 | spread` \
-		    `col "$TESTDIR/t.stock" 3 | spread` \
-		    `col "$TESTDIR/t.hpn" 3 | spread`" >>"$TESTDIR/cpu.rows"
-		echo "$c `col "$TESTDIR/t.stock" 4 | median` \
-		    `col "$TESTDIR/t.stock" 5 | median` \
-		    `col "$TESTDIR/t.hpn" 4 | median` \
-		    `col "$TESTDIR/t.hpn" 5 | median`" >>"$TESTDIR/calls.rows"
+}
+
+# cmp_table TITLE CIPHERS SPEC...: each SPEC "LABEL BUILD CFG SSHD-PID
+# [SSH-ARGS...]" (one word each, the args last) is a column; runs
+# alternate between the columns so drift hits all alike.  Prints the
+# MB/s (median and range) and each column's ratio to the first, then
+# the CPU seconds per GiB of each side from the same runs, then the
+# client's read(2) and write(2) calls per GiB.
+cmp_table() {
+	_title="$1"
+	_ciphers="$2"
+	shift 2
+	_ncol=$#
+	_k=0
+	: >"$TESTDIR/labels"
+	for _spec in "$@"; do
+		_k=`expr $_k + 1`
+		echo "$_spec" >"$TESTDIR/spec.$_k"
+		echo "${_spec%% *}" >>"$TESTDIR/labels"
 	done
 	echo
-	echo "== CPU seconds per GiB, same runs: median (min-max) of each side"
-	echo "   (client: the ssh process; server: sshd's children), patched/stock"
-	printf "%-40s %16s %16s %5s   %16s %16s %5s\n" cipher "ssh stock" \
-	    "ssh patched" ratio "sshd stock" "sshd patched" ratio
+	echo "== $_title"
+	header '{ printf " %22s", $1 " MB/s"; if (NR > 1) printf " %6s", "ratio" }'
+	: >"$TESTDIR/cpu.rows"
+	: >"$TESTDIR/calls.rows"
+	for c in $_ciphers; do
+		_k=0
+		while [ $_k -lt $_ncol ]; do
+			_k=`expr $_k + 1`
+			: >"$TESTDIR/t.$_k"
+		done
+		r=0
+		while [ $r -lt $RUNS ]; do
+			_k=0
+			while [ $_k -lt $_ncol ]; do
+				_k=`expr $_k + 1`
+				# shellcheck disable=SC2046
+				set -- `cat "$TESTDIR/spec.$_k"`
+				SSH_CONFIG="$3"
+				_b="$2"
+				_p=$4
+				shift 4
+				one_run "$_b" "$c" $_p "$@" >>"$TESTDIR/t.$_k"
+			done
+			r=`expr $r + 1`
+		done
+		_row="$c"
+		_cpu="$c"
+		_calls="$c"
+		_k=0
+		while [ $_k -lt $_ncol ]; do
+			_k=`expr $_k + 1`
+			_row="$_row `col "$TESTDIR/t.$_k" 1 | spread`"
+			_cpu="$_cpu `col "$TESTDIR/t.$_k" 2 | spread` \
+`col "$TESTDIR/t.$_k" 3 | spread`"
+			_calls="$_calls `col "$TESTDIR/t.$_k" 4 | median` \
+`col "$TESTDIR/t.$_k" 5 | median`"
+		done
+		# Seconds to MB/s: the shortest time is the highest rate.
+		echo "$_row" | awk -v b=$BYTES '
+		function mbs(t) { return (t > 0) ? b / t / 1e6 : 0 }
+		{
+			printf "%-32s", $1
+			for (i = 2; i <= NF; i += 3) {
+				m = mbs($i)
+				lo = mbs($(i + 2))
+				hi = mbs($(i + 1))
+				printf " %22s", sprintf("%.0f (%.0f-%.0f)", m,
+				    lo, hi)
+				if (i == 2)
+					first = m
+				else
+					printf " %6.2f", (first > 0) ? m / first : 0
+			}
+			printf "\n"
+		}'
+		echo "$_cpu" >>"$TESTDIR/cpu.rows"
+		echo "$_calls" >>"$TESTDIR/calls.rows"
+	done
+	echo
+	echo "== CPU seconds per GiB, same runs: median (min-max); ratio to the first column"
+	echo "   (client: the ssh process; server: sshd's children)"
+	header '{ printf " %18s %18s", "ssh " $1, "sshd " $1
+	    if (NR > 1) printf " %11s", "ratios" }'
 	awk -v b=$BYTES '
 	function cell(m, lo, hi) {
 		return sprintf("%.2f (%.2f-%.2f)", m / g, lo / g, hi / g)
 	}
 	{
 		g = b / 1073741824
-		printf "%-40s %16s %16s %5.2f   %16s %16s %5.2f\n", $1,
-		    cell($2, $3, $4), cell($5, $6, $7), ($2 > 0) ? $5 / $2 : 0,
-		    cell($8, $9, $10), cell($11, $12, $13),
-		    ($8 > 0) ? $11 / $8 : 0
+		printf "%-32s", $1
+		for (i = 2; i <= NF; i += 6) {
+			printf " %18s %18s", cell($i, $(i + 1), $(i + 2)),
+			    cell($(i + 3), $(i + 4), $(i + 5))
+			if (i > 2) {
+				rc = ($2 > 0) ? $i / $2 : 0
+				rs = ($5 > 0) ? $(i + 3) / $5 : 0
+				printf " %5.2f/%5.2f", rc, rs
+			}
+		}
+		printf "\n"
 	}' "$TESTDIR/cpu.rows"
 	echo
 	echo "== the client's read(2) and write(2) calls per GiB, same runs: medians"
 	echo "   (stdin and the socket together: fewer calls, larger packets)"
-	printf "%-40s %13s %13s %14s %14s\n" cipher "stock reads" \
-	    "stock writes" "patched reads" "patched writes"
+	header '{ printf " %14s %14s", $1 " reads", $1 " writes" }'
 	awk -v b=$BYTES '{
 		g = b / 1073741824
-		printf "%-40s %13d %13d %14d %14d\n", $1, $2 / g, $3 / g,
-		    $4 / g, $5 / g
+		printf "%-32s", $1
+		for (i = 2; i <= NF; i++)
+			printf " %14d", $i / g
+		printf "\n"
 	}' "$TESTDIR/calls.rows"
 }
 
 mib=`expr $BYTES / 1048576`
-cmp_table "loopback: ssh 'cat >/dev/null' of $mib MiB, median of $RUNS runs" \
-    "$CIPHERS_BENCH" "$STOCK_CFG" $STOCK_SSHD "$HPN_CFG" $HPN_SSHD
+# shellcheck disable=SC2086
+cmp_table "loopback: ssh 'cat >/dev/null' of $mib MiB, $RUNS runs" \
+    "$CIPHERS_BENCH" "stock $STOCK_BUILD $STOCK_CFG $STOCK_SSHD" \
+    "patched $HPN_BUILD $HPN_CFG $HPN_SSHD" ${THIRD:+"$THIRD"}
 
 # 3. The none cipher: patched only, stock cannot switch.
 SSH_CONFIG="$HPN_CFG"
@@ -262,8 +335,8 @@ if grep -qw aes /proc/cpuinfo && [ -z "${BENCH_SKIP_MASKED:-}" ]; then
 	[ "$nt" -ge 1 ] || nt=1
 	[ "$nt" -le 4 ] || nt=4
 	cmp_table "loopback, AES-NI on, patched with AESCTRThreads=$nt forced on the client, $mib MiB" \
-	    "aes128-ctr aes256-ctr" "$STOCK_CFG" $STOCK_SSHD "$HPN_CFG" \
-	    $HPN_SSHD "-o AESCTRThreads=$nt"
+	    "aes128-ctr aes256-ctr" "stock $STOCK_BUILD $STOCK_CFG $STOCK_SSHD" \
+	    "patched $HPN_BUILD $HPN_CFG $HPN_SSHD -o AESCTRThreads=$nt"
 	export OPENSSL_ia32cap="$MASK"
 	start_sshd bench-stock-masked stock "LogLevel INFO"
 	M_STOCK="$SSH_CONFIG"
@@ -271,7 +344,21 @@ if grep -qw aes /proc/cpuinfo && [ -z "${BENCH_SKIP_MASKED:-}" ]; then
 	start_sshd bench-hpn-masked hpn "LogLevel INFO"
 	M_HPN="$SSH_CONFIG"
 	cmp_table "loopback, AES-NI hidden in ssh and sshd (OPENSSL_ia32cap=$MASK), default AESCTRThreads, $mib MiB" \
-	    "aes128-ctr aes256-ctr" "$M_STOCK" $M_STOCK_SSHD "$M_HPN" $SSHD_PID
+	    "aes128-ctr aes256-ctr" "stock $STOCK_BUILD $M_STOCK $M_STOCK_SSHD" \
+	    "patched $HPN_BUILD $M_HPN $SSHD_PID"
 	unset OPENSSL_ia32cap
+fi
+
+# 5. chacha20-poly1305 (the default cipher) with the engine's threads on
+# both sides, against the patched default (no threads below 4 CPUs) and
+# stock.
+if [ -z "${BENCH_SKIP_CHACHA:-}" ]; then
+	nt=${BENCH_CHACHA_THREADS:-2}
+	start_sshd bench-hpn-chacha hpn "LogLevel INFO" "AESCTRThreads $nt"
+	cmp_table "loopback, chacha20-poly1305, patched with AESCTRThreads=$nt on both sides, $mib MiB" \
+	    chacha20-poly1305@openssh.com \
+	    "stock $STOCK_BUILD $STOCK_CFG $STOCK_SSHD" \
+	    "patched $HPN_BUILD $HPN_CFG $HPN_SSHD" \
+	    "threads=$nt $HPN_BUILD $SSH_CONFIG $SSHD_PID -o AESCTRThreads=$nt"
 fi
 exit 0

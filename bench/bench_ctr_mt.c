@@ -15,13 +15,18 @@
  */
 
 /*
- * Throughput benchmark for the multi-threaded AES-CTR engine.
+ * Throughput benchmark for the multi-threaded keystream engine.
  *
  * usage: bench_ctr_mt [total-MiB [call-KiB [repeat]]]
  *
- * For AES-128/192/256 and 1, 2 and 4 workers, encrypts total-MiB
+ * For AES-128/192/256 and 1, 2, 4 and 8 workers, encrypts total-MiB
  * (default 512) in call-KiB (default 32, like SSH packets) pieces with
  * ctr_mt_crypt() and compares with serial EVP AES-CTR over the same calls.
+ * The chacha20 rows do the same with chacha20-poly1305@openssh.com's
+ * per-packet ChaCha20, one packet per call: with ctr_mt_chacha_header(),
+ * _polykey() and _crypt(), against what chachapoly_crypt() does serially
+ * (its three EVP ChaCha20 calls).  Poly1305 is left out of both: it
+ * stays in the connection's thread.
  * With repeat > 1 (default 1) the measurements are done in that many
  * rounds, each round running serial and multi-threaded back to back; the
  * MB/s columns are the best round, and "ratio" is the median over the
@@ -56,7 +61,7 @@
 
 #define BUFBYTES	(256 * 1024)	/* src/dst buffers cycled through */
 #define MAXREPS		64
-#define NWORKERS	3		/* entries in workers[] */
+#define NWORKERS	4		/* entries in workers[] */
 #define AESNI_BIT	57		/* OPENSSL_ia32cap bit for AES-NI */
 
 static int
@@ -146,8 +151,10 @@ print_host(void)
 		}
 	}
 	printf("cpu: %s\n", model);
-	printf("online cores: %d (default threads %d)\n", ctr_mt_ncpu(),
-	    ctr_mt_default_threads());
+	printf("online cores: %d (default threads: AES-CTR %d, "
+	    "ChaCha20 %d)\n", ctr_mt_ncpu(),
+	    ctr_mt_default_threads(CTR_MT_AES),
+	    ctr_mt_default_threads(CTR_MT_CHACHA));
 	printf("AES-NI: %s (cpu flag aes: %s", aesni ? "yes" : "no",
 	    have_aes ? "yes" : "no");
 	if (cap != NULL)
@@ -155,32 +162,79 @@ print_host(void)
 	printf(")\n");
 }
 
-/* Returns MB/s, or a negative value on error. */
+/*
+ * One packet of chacha20-poly1305@openssh.com as chachapoly_crypt() does
+ * it, less Poly1305: the Poly1305 key, the length, the payload.
+ */
+static int
+chacha_serial_packet(EVP_CIPHER_CTX *main, EVP_CIPHER_CTX *hdr,
+    uint32_t seqnr, u_char *dst, const u_char *src, size_t len)
+{
+	u_char seqbuf[16], poly_key[32], h[4];
+	int outl;
+
+	memset(seqbuf, 0, sizeof(seqbuf));
+	memset(poly_key, 0, sizeof(poly_key));
+	seqbuf[12] = seqnr >> 24;
+	seqbuf[13] = seqnr >> 16;
+	seqbuf[14] = seqnr >> 8;
+	seqbuf[15] = seqnr;
+	if (EVP_EncryptInit_ex(main, NULL, NULL, NULL, seqbuf) != 1 ||
+	    EVP_EncryptUpdate(main, poly_key, &outl, poly_key,
+	    sizeof(poly_key)) != 1 ||
+	    EVP_EncryptInit_ex(hdr, NULL, NULL, NULL, seqbuf) != 1 ||
+	    EVP_EncryptUpdate(hdr, h, &outl, src, sizeof(h)) != 1)
+		return -1;
+	seqbuf[0] = 1;
+	if (EVP_EncryptInit_ex(main, NULL, NULL, NULL, seqbuf) != 1 ||
+	    EVP_EncryptUpdate(main, dst, &outl, src, (int)len) != 1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Returns MB/s, or a negative value on error.  keylen 64: ChaCha20 of
+ * chacha20-poly1305@openssh.com, one packet per call.
+ */
 static double
 bench_serial(size_t keylen, const u_char *key, const u_char *iv,
     u_char *dst, const u_char *src, size_t total, size_t call)
 {
-	EVP_CIPHER_CTX *evp;
+	EVP_CIPHER_CTX *evp, *hevp = NULL;
 	size_t done, off = 0;
-	double t0, t1;
-	int outl;
+	double t0 = 0, t1;
+	uint32_t seqnr = 0;
+	int outl, r = -1;
 
-	if ((evp = EVP_CIPHER_CTX_new()) == NULL ||
-	    EVP_EncryptInit_ex(evp, ctr_mt_evp_cipher(keylen), NULL, key,
-	    iv) != 1)
-		return -1;
+	if ((evp = EVP_CIPHER_CTX_new()) == NULL)
+		goto out;
+	if (keylen == CTR_MT_CHACHA_KEYLEN) {
+		if ((hevp = EVP_CIPHER_CTX_new()) == NULL ||
+		    EVP_EncryptInit_ex(evp, EVP_chacha20(), NULL, key,
+		    NULL) != 1 ||
+		    EVP_EncryptInit_ex(hevp, EVP_chacha20(), NULL, key + 32,
+		    NULL) != 1)
+			goto out;
+	} else if (EVP_EncryptInit_ex(evp, ctr_mt_evp_cipher(keylen), NULL,
+	    key, iv) != 1)
+		goto out;
 	t0 = now(CLOCK_MONOTONIC);
 	for (done = 0; done < total; done += call) {
-		if (EVP_EncryptUpdate(evp, dst + off, &outl, src + off,
-		    (int)call) != 1) {
-			EVP_CIPHER_CTX_free(evp);
-			return -1;
-		}
+		if (hevp != NULL) {
+			if (chacha_serial_packet(evp, hevp, seqnr++,
+			    dst + off, src + off, call) != 0)
+				goto out;
+		} else if (EVP_EncryptUpdate(evp, dst + off, &outl, src + off,
+		    (int)call) != 1)
+			goto out;
 		off = (off + call) % BUFBYTES;
 	}
+	r = 0;
+ out:
 	t1 = now(CLOCK_MONOTONIC);
 	EVP_CIPHER_CTX_free(evp);
-	return total / (t1 - t0) / 1e6;
+	EVP_CIPHER_CTX_free(hevp);
+	return r == 0 ? total / (t1 - t0) / 1e6 : -1;
 }
 
 struct pair_arg {
@@ -249,13 +303,25 @@ bench_mt(size_t keylen, const u_char *key, const u_char *iv, int nthreads,
 	size_t done, off = 0;
 	double t0, t1, c0, c1;
 	uint64_t nx, no;
+	u_char h[CTR_MT_CHACHA_HDRLEN], poly_key[CTR_MT_CHACHA_POLYLEN];
+	u_int seqnr = 0;
+	int chacha = keylen == CTR_MT_CHACHA_KEYLEN, r;
 
-	if ((ctx = ctr_mt_new(key, keylen, iv, nthreads)) == NULL)
+	if ((ctx = chacha ? ctr_mt_new_chacha(key, keylen, nthreads) :
+	    ctr_mt_new(key, keylen, iv, nthreads)) == NULL)
 		return -1;
 	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	t0 = now(CLOCK_MONOTONIC);
 	for (done = 0; done < total; done += call) {
-		if (ctr_mt_crypt(ctx, dst + off, src + off, call) != 0) {
+		if (chacha) {
+			r = ctr_mt_chacha_polykey(ctx, seqnr, poly_key) != 0 ||
+			    ctr_mt_chacha_header(ctx, seqnr, h) != 0 ||
+			    ctr_mt_chacha_crypt(ctx, seqnr, dst + off,
+			    src + off, call) != 0;
+			seqnr++;
+		} else
+			r = ctr_mt_crypt(ctx, dst + off, src + off, call);
+		if (r != 0) {
 			ctr_mt_free(ctx);
 			return -1;
 		}
@@ -273,12 +339,13 @@ bench_mt(size_t keylen, const u_char *key, const u_char *iv, int nthreads,
 int
 main(int argc, char **argv)
 {
-	static const size_t keylens[] = { 16, 24, 32 };
-	static const int workers[NWORKERS] = { 1, 2, 4 };
+	static const size_t keylens[] = { 16, 24, 32, CTR_MT_CHACHA_KEYLEN };
+	static const int workers[NWORKERS] = { 1, 2, 4, 8 };
 	static double ser[MAXREPS], pair[MAXREPS], mt[NWORKERS][MAXREPS];
 	static double cores[NWORKERS][MAXREPS], ratio[MAXREPS];
 	static double own[NWORKERS][MAXREPS];
-	u_char key[32], iv[16], *src, *dst;
+	u_char key[CTR_MT_CHACHA_KEYLEN], iv[16], *src, *dst;
+	char name[16];
 	size_t total, call, ki;
 	long mib = 512, kib = 32, reps = 1, i, at;
 	int wi, bad, rc = 0;
@@ -333,17 +400,22 @@ main(int argc, char **argv)
 					bad = 1;
 			}
 		}
+		if (keylens[ki] == CTR_MT_CHACHA_KEYLEN)
+			snprintf(name, sizeof(name), "chacha20");
+		else
+			snprintf(name, sizeof(name), "aes%zu",
+			    keylens[ki] * 8);
 		for (wi = 0; wi < NWORKERS; wi++) {
 			if (bad) {
-				printf("aes%-5zu %7d %10s\n", keylens[ki] * 8,
-				    workers[wi], "error");
+				printf("%-8s %7d %10s\n", name, workers[wi],
+				    "error");
 				rc = 1;
 				continue;
 			}
 			for (i = 0; i < reps; i++)
 				ratio[i] = mt[wi][i] / ser[i];
-			printf("aes%-5zu %7d %10.0f %12.0f %6.2fx ",
-			    keylens[ki] * 8, workers[wi],
+			printf("%-8s %7d %10.0f %12.0f %6.2fx ", name,
+			    workers[wi],
 			    best(mt[wi], reps, &at), best(ser, reps, NULL),
 			    median(ratio, reps));
 			printf("%6.2f %5.0f %10.0f\n", cores[wi][at],

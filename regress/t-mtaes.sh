@@ -5,7 +5,9 @@
 # debug logs of both ends and from the thread counts of the processes.
 # Also: over a hundred rekeys mid-transfer, ssh -f, ControlMaster, sshd as a
 # daemon, scp, sftp, the options, and Debian's stock ssh and sshd as peers
-# with packets larger than 35,000 bytes once MT is running.
+# with packets larger than 35,000 bytes once MT is running.  Then the same
+# engine with chacha20-poly1305@openssh.com (MT-ChaCha20): both
+# directions, rekeys, ssh -f, scp, and the stock peers with large packets.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -39,13 +41,13 @@ our_client_threads() {
 }
 
 # mt_active NAME LOGFILE CIPHER: both directions of LOGFILE's connection
-# started the engine for CIPHER.
+# started the engine for CIPHER (MT-AES-CTR or MT-ChaCha20).
 mt_active() {
-	if grep -q "MT-AES-CTR: $3 out with [0-9]* threads" "$2" &&
-	    grep -q "MT-AES-CTR: $3 in with [0-9]* threads" "$2"; then
+	if grep -q "MT-[-A-Za-z0-9]*: $3 out with [0-9]* threads" "$2" &&
+	    grep -q "MT-[-A-Za-z0-9]*: $3 in with [0-9]* threads" "$2"; then
 		pass "$1"
 	else
-		fail "$1" "no 'MT-AES-CTR: $3 in/out with N threads' in $2"
+		fail "$1" "no 'MT-...: $3 in/out with N threads' in $2"
 	fi
 }
 
@@ -280,8 +282,9 @@ check_has threads-option "$TESTDIR/threads-3.log" \
     "MT-AES-CTR: aes128-ctr out with 3 threads"
 
 stream_up gcm aes128-gcm@openssh.com $MID
-if grep -q "MT-AES-CTR: not used: cipher aes128-gcm@openssh.com is not AES-CTR" \
-    "$TESTDIR/gcm.log" && ! grep -q "rekeying to start" "$TESTDIR/gcm.log"
+if grep -q "MT-AES-CTR: not used: cipher aes128-gcm@openssh.com is not \
+AES-CTR or chacha20-poly1305" "$TESTDIR/gcm.log" &&
+    ! grep -q "rekeying to start" "$TESTDIR/gcm.log"
 then
 	pass gcm-not-threaded
 else
@@ -355,20 +358,22 @@ E40K=`head -c 40960 /dev/zero | tr '\0' e`
 S40K=`head -c 40960 /dev/zero | tr '\0' s`
 
 # mt_in_or_traffic SSH-PROG WAIT-LOG: true once WAIT-LOG says MT runs
-# inbound; else some traffic through the master at $CTL, which lets the
-# loop run and the rekey finish.
+# inbound for $BP_CIPHER; else some traffic through the master at $CTL,
+# which lets the loop run and the rekey finish.
+BP_CIPHER=aes256-ctr
 mt_in_or_traffic() {
-	grep -q "MT-AES-CTR: aes256-ctr in with" "$2" && return 0
+	grep -q "MT-[-A-Za-z0-9]*: $BP_CIPHER in with" "$2" && return 0
 	"$1" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest true
 	return 1
 }
 
-# big_packets NAME SSH-PROG WAIT-LOG: via the master at $CTL.
+# big_packets NAME SSH-PROG WAIT-LOG: via the master at $CTL, which uses
+# $BP_CIPHER.
 big_packets() {
 	_n="$1"
 	_p="$2"
 	wait_until 10 mt_in_or_traffic "$_p" "$3"
-	mt_active "$_n-mt-before-big-packets" "$3" aes256-ctr
+	mt_active "$_n-mt-before-big-packets" "$3" $BP_CIPHER
 	_out=`"$_p" -F "$SSH_CONFIG" -o ControlPath="$CTL" hpntest \
 	    "echo $A60K" | wc -c | tr -d ' '`
 	if [ "$_out" = 61441 ]; then
@@ -441,5 +446,92 @@ if have_progs "$SYS_SSH"; then
 	stop_sshd
 else
 	skip stock-ssh "Debian's openssh-client is not installed"
+fi
+
+# 10. chacha20-poly1305@openssh.com, the default cipher, through the same
+# engine (MT-ChaCha20): each packet's ChaCha20 keystream from the workers,
+# Poly1305 in the connection's thread.  The engine's unit test checks
+# every packet length; here the hooks: both directions and both ends,
+# rekeys, ssh -f, scp, and stock peers (serial ChaCha20) at both ends with
+# packets larger than 35,000 bytes.
+CHACHA=chacha20-poly1305@openssh.com
+start_sshd mt-chacha hpn "AESCTRThreads $NT"
+"$SSH" -F "$SSH_CONFIG" -c $CHACHA -E "$TESTDIR/chacha-default.log" -v \
+    hpntest true
+if [ "$NCPU" -ge 4 ]; then
+	check_has chacha-default-threads "$TESTDIR/chacha-default.log" \
+	    "MT-ChaCha20: rekeying to start 2 threads"
+else
+	check_has chacha-default-serial "$TESTDIR/chacha-default.log" \
+	    "MT-ChaCha20: not used: fewer than 4 CPUs online"
+fi
+our_client_threads
+m=`log_mark`
+stream_up chacha-up $CHACHA $MID
+mt_active chacha-up-client-mt "$TESTDIR/chacha-up.log" $CHACHA
+log_since $m >"$TESTDIR/srv.log"
+mt_active chacha-up-server-mt "$TESTDIR/srv.log" $CHACHA
+stream_down chacha-down $CHACHA $MID
+mt_active chacha-down-client-mt "$TESTDIR/chacha-down.log" $CHACHA
+stream_up chacha-rekey-1M $CHACHA 16777216 -o RekeyLimit=1M
+n=`grep -c "MT-ChaCha20: $CHACHA out with" "$TESTDIR/chacha-rekey-1M.log"`
+if [ "$n" -ge 12 ]; then
+	pass chacha-rekey-1M-mt-every-rekey
+else
+	fail chacha-rekey-1M-mt-every-rekey "only $n MT-ChaCha20 rekeys in \
+16 MiB"
+fi
+rm -f "$TESTDIR/f.out" "$TESTDIR/f.src"
+"$SSH" -f -F "$SSH_CONFIG" -c $CHACHA -E "$TESTDIR/chacha-fork.log" -v \
+    -o ExitOnForwardFailure=yes -R 0:127.0.0.1:9 \
+    hpntest "sleep 1; head -c $MID /dev/urandom | tee $TESTDIR/f.src" \
+    >"$TESTDIR/f.out"
+wait_until 60 grep -q "Exit status" "$TESTDIR/chacha-fork.log"
+check_same chacha-deferred-fork "$TESTDIR/f.src" "$TESTDIR/f.out"
+sed -n '/forking to background/,$p' "$TESTDIR/chacha-fork.log" \
+    >"$TESTDIR/fork2.after"
+mt_active chacha-deferred-fork-mt-in-child "$TESTDIR/fork2.after" $CHACHA
+sed "s/^Host hpntest\$/Host hpntest\n\tCiphers $CHACHA/" "$SSH_CONFIG" \
+    >"$TESTDIR/ssh_config.chacha"
+SAVED="$SSH_CONFIG"
+SSH_CONFIG="$TESTDIR/ssh_config.chacha"
+m=`log_mark`
+xfer_scp chacha-scp "$HPN_BUILD/scp" "$SSH" "`make_data $MID`"
+log_since $m >"$TESTDIR/srv.log"
+mt_active chacha-scp-server-mt "$TESTDIR/srv.log" $CHACHA
+SSH_CONFIG="$SAVED"
+stop_sshd
+
+BP_CIPHER=$CHACHA
+if have_progs "$SYS_SSHD"; then
+	start_sshd stock-peer-chacha system
+	our_client_threads
+	stream_up chacha-stock-sshd-up $CHACHA $MID
+	mt_active chacha-stock-sshd-up-mt "$TESTDIR/chacha-stock-sshd-up.log" \
+	    $CHACHA
+	stream_down chacha-stock-sshd-down $CHACHA $MID
+	"$SSH" -F "$SSH_CONFIG" -c $CHACHA -E "$TESTDIR/cmaster.log" -v \
+	    -o SendEnv=HPN_BIG -o ControlMaster=yes -o ControlPath="$CTL" \
+	    -f -N hpntest
+	big_packets chacha-stock-sshd "$SSH" "$TESTDIR/cmaster.log"
+	stop_sshd
+else
+	skip chacha-stock-sshd "Debian's openssh-server is not installed"
+fi
+if have_progs "$SYS_SSH"; then
+	start_sshd stock-client-chacha hpn "AESCTRThreads $NT"
+	SSH_PROG="$SYS_SSH"
+	stream_up chacha-stock-ssh-up $CHACHA $MID
+	mt_active chacha-stock-ssh-up-server-mt "$SSHD_LOG" $CHACHA
+	stream_down chacha-stock-ssh-down $CHACHA $MID
+	SSH_PROG="$SSH"
+	stop_sshd
+	start_sshd stock-client-mux-chacha hpn "AESCTRThreads $NT"
+	"$SYS_SSH" -F "$SSH_CONFIG" -c $CHACHA -o ControlMaster=yes \
+	    -o SendEnv=HPN_BIG -o ControlPath="$CTL" -f -N hpntest
+	big_packets chacha-stock-ssh "$SYS_SSH" "$SSHD_LOG"
+	stop_sshd
+else
+	skip chacha-stock-ssh "Debian's openssh-client is not installed"
 fi
 exit 0

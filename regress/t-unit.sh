@@ -6,6 +6,9 @@
 # - The MT-AES-CTR engine on its own, against OpenSSL's serial AES-CTR
 #   (regress/unit/test_ctr_mt.c): plain, with AddressSanitizer +
 #   UndefinedBehaviorSanitizer, and with ThreadSanitizer.
+# - The same engine's ChaCha20, chacha20-poly1305@openssh.com packets
+#   against the patched libssh's serial chachapoly_crypt()
+#   (regress/unit/test_chacha_mt.c): the same three ways.
 # - scp/sftp's progress meter (the patched progressmeter.c, compiled into
 #   regress/unit/test_progressmeter.c with a fake clock, linked with the
 #   patched libssh.a) on a pseudo-terminal, fed rates above 2 GiB/s:
@@ -79,6 +82,20 @@ variant plain "-O2 -g"
 variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV CTR_MT_QUICK=1
 variant tsan "-O1 -g -fsanitize=thread" \
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 CTR_MT_QUICK=1
+
+# The engine's ChaCha20.
+PROG=test_chacha_mt
+TAG=chacha-
+if [ -f "$HPN_BUILD/libssh.a" ]; then
+	variant plain "-O2 -g"
+	# shellcheck disable=SC2086
+	variant asan-ubsan "$ASAN_UBSAN" $ASAN_UBSAN_ENV CTR_MT_QUICK=1
+	variant tsan "-O1 -g -fsanitize=thread" \
+	    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    CTR_MT_QUICK=1
+else
+	fail chacha-build "no libssh.a in $HPN_BUILD: run make first"
+fi
 
 # The progress meter.
 PROG=test_progressmeter

@@ -47,11 +47,11 @@
 #include "../../cipher-ctr-mt.h"
 #include "ctr_common.h"
 #include "unit.h"
+#include "ctr_test.h"
 
 #define KiB	1024
 #define MiB	(1024 * 1024)
 
-static int quick;
 
 /* Uniform in [lo, hi]. */
 static size_t
@@ -60,20 +60,6 @@ rnd_range(size_t lo, size_t hi)
 	return lo + (size_t)(rnd64() % (uint64_t)(hi - lo + 1));
 }
 
-static void
-rnd_bytes(u_char *p, size_t len)
-{
-	uint64_t v;
-	size_t n;
-
-	while (len > 0) {
-		v = rnd64();
-		n = len < 8 ? len : 8;
-		memcpy(p, &v, n);
-		p += n;
-		len -= n;
-	}
-}
 
 /* Random call length: mostly small and medium, sometimes large. */
 static size_t
@@ -260,11 +246,11 @@ test_api(void)
 
 	/* 0 (serial) on one CPU or when serial AES is fast enough anyway. */
 	n = ctr_mt_ncpu();
-	ok = n >= 1 && (n == 1 ? ctr_mt_default_threads() == 0 :
-	    (ctr_mt_default_threads() == 0 ||
-	    ctr_mt_default_threads() == (n - 1 < 4 ? n - 1 : 4)));
+	ok = n >= 1 && (n == 1 ? ctr_mt_default_threads(CTR_MT_AES) == 0 :
+	    (ctr_mt_default_threads(CTR_MT_AES) == 0 ||
+	    ctr_mt_default_threads(CTR_MT_AES) == (n - 1 < 4 ? n - 1 : 4)));
 	result(ok, "api: ncpu %d, default threads %d", n,
-	    ctr_mt_default_threads());
+	    ctr_mt_default_threads(CTR_MT_AES));
 }
 
 static void
@@ -848,17 +834,6 @@ test_idle(void)
 	    used * 1000);
 }
 
-static atomic_uint stall_rng;
-
-/* Worker chunk hook: now and then, stall for up to 2 ms. */
-static void
-stall_hook(void)
-{
-	u_int r = atomic_fetch_add(&stall_rng, 0x9e3779b9U) * 2654435761U;
-
-	if (r % 8 == 0)
-		usleep(r / 8 % 2000);
-}
 
 /* Worker chunk hook: always stall for 0.5 ms. */
 static void
@@ -983,19 +958,7 @@ test_contended(void)
 int
 main(void)
 {
-	const char *s;
-	uint64_t seed;
-
-	if ((s = getenv("CTR_MT_QUICK")) != NULL && *s != '\0' &&
-	    strcmp(s, "0") != 0)
-		quick = 1;
-	if ((s = getenv("CTR_MT_SEED")) != NULL && *s != '\0')
-		seed = strtoull(s, NULL, 0);
-	else
-		seed = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
-	rng_state = seed;
-	printf("# seed %llu (set CTR_MT_SEED to reproduce)%s\n",
-	    (unsigned long long)seed, quick ? ", quick mode" : "");
+	ctr_test_start();
 
 	/* First, while glibc has no cached thread stacks to hand out. */
 	test_thread_failure();
