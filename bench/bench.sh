@@ -8,10 +8,10 @@
 #      workers: AES-CTR with each key size, with AES-NI and with AES-NI
 #      masked, and the per-packet ChaCha20 of chacha20-poly1305;
 #   2. loopback: ssh 'cat >/dev/null' of BENCH_BYTES (default 2 GiB),
-#      build/stock ssh+sshd vs build/hpn ssh+sshd, and a third build if
-#      BENCH_THIRD names its build directory (ssh, sshd and sshd-session
-#      there; e.g. HPN-SSH's, labelled BENCH_THIRD_NAME, default
-#      "third"), BENCH_RUNS (default 5) alternated runs per cipher
+#      build/stock ssh+sshd vs build/hpn ssh+sshd, and more builds in
+#      BENCH_OTHERS="LABEL=DIR ..." (ssh, sshd and sshd-session in DIR,
+#      e.g. links to HPN-SSH's hpnssh, hpnsshd, hpnsshd-session, and its
+#      Makefile), BENCH_RUNS (default 5) alternated runs per cipher
 #      (BENCH_CIPHERS; CIPHER/MAC picks the MAC too): median MB/s with
 #      its range and the ratio to stock; from the same runs, the CPU
 #      seconds per GiB of each side (client: the ssh process; server: the
@@ -153,13 +153,14 @@ else
 fi
 HPN_CFG="$SSH_CONFIG"
 HPN_SSHD=$SSHD_PID
-THIRD=
-if [ -n "${BENCH_THIRD:-}" ]; then
-	HPN_PEER_BUILD="$BENCH_THIRD"
-	start_sshd bench-third peer "LogLevel INFO"
-	THIRD="${BENCH_THIRD_NAME:-third} $BENCH_THIRD $SSH_CONFIG $SSHD_PID"
-	echo "third:   $BENCH_THIRD: `"$BENCH_THIRD/ssh" -V 2>&1`"
-fi
+# BENCH_OTHERS: one sshd each; their specs for cmp_table in $TESTDIR/others.
+: >"$TESTDIR/others"
+for o in ${BENCH_OTHERS:-}; do
+	HPN_PEER_BUILD="${o#*=}"
+	start_sshd "bench-${o%%=*}" peer "LogLevel INFO"
+	echo "${o%%=*} $HPN_PEER_BUILD $SSH_CONFIG $SSHD_PID" >>"$TESTDIR/others"
+	echo "${o%%=*}: $HPN_PEER_BUILD: `"$HPN_PEER_BUILD/ssh" -V 2>&1`"
+done
 
 # col FILE N: column N of FILE.
 col() {
@@ -288,10 +289,14 @@ cmp_table() {
 }
 
 mib=`expr $BYTES / 1048576`
-# shellcheck disable=SC2086
+# The other builds' specs, one argument each.
+set --
+while read -r o; do
+	set -- "$@" "$o"
+done <"$TESTDIR/others"
 cmp_table "loopback: ssh 'cat >/dev/null' of $mib MiB, $RUNS runs" \
     "$CIPHERS_BENCH" "stock $STOCK_BUILD $STOCK_CFG $STOCK_SSHD" \
-    "patched $HPN_BUILD $HPN_CFG $HPN_SSHD" ${THIRD:+"$THIRD"}
+    "patched $HPN_BUILD $HPN_CFG $HPN_SSHD" "$@"
 
 # 3. The none cipher: patched only, stock cannot switch.
 SSH_CONFIG="$HPN_CFG"
