@@ -418,6 +418,27 @@ ks_position(const struct ctr_mt_ctx *ctx, EVP_CIPHER_CTX *evp, uint64_t hi,
 	return r;
 }
 
+/*
+ * Encrypt len bytes from src to dst with evp where it stands, in calls
+ * that fit EVP_EncryptUpdate()'s int length.
+ */
+static int
+evp_crypt(EVP_CIPHER_CTX *evp, u_char *dst, const u_char *src, size_t len)
+{
+	size_t n;
+	int outl;
+
+	while (len > 0) {
+		n = len > CTR_MT_CHUNK ? CTR_MT_CHUNK : len;
+		if (EVP_EncryptUpdate(evp, dst, &outl, src, (int)n) != 1)
+			return -1;
+		dst += n;
+		src += n;
+		len -= n;
+	}
+	return 0;
+}
+
 /* ChaCha20's header keystream of the packet with sequence number seqnr. */
 static int
 chacha_header(EVP_CIPHER_CTX *hevp, uint32_t seqnr, u_char *ks)
@@ -728,9 +749,6 @@ static int
 ctx_crypt_serial(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
     size_t len)
 {
-	size_t n;
-	int outl;
-
 	if (ctx->serial == NULL) {
 		if ((ctx->serial = EVP_CIPHER_CTX_new()) == NULL ||
 		    EVP_CIPHER_CTX_copy(ctx->serial, ctx->cevp) != 1 ||
@@ -741,16 +759,9 @@ ctx_crypt_serial(struct ctr_mt_ctx *ctx, u_char *dst, const u_char *src,
 			return -1;
 		}
 	}
-	while (len > 0) {
-		n = len > CTR_MT_CHUNK ? CTR_MT_CHUNK : len;
-		if (EVP_EncryptUpdate(ctx->serial, dst, &outl, src,
-		    (int)n) != 1)
-			return -1;
-		ctx->consumed += n;
-		dst += n;
-		src += n;
-		len -= n;
-	}
+	if (evp_crypt(ctx->serial, dst, src, len) != 0)
+		return -1;
+	ctx->consumed += len;
 	return 0;
 }
 
@@ -785,14 +796,13 @@ consumer_enter(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q)
 /*
  * Move up to len bytes from src to dst through the consumer's segment,
  * with the worker's keystream while there is some ready, else with the
- * consumer's own AES.  Stores in *moved how many.
+ * consumer's own cipher.  Stores in *moved how many.
  */
 static int
 consumer_move(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q, u_char *dst,
     const u_char *src, size_t len, size_t *moved)
 {
 	size_t n;
-	int outl;
 
 	if (ctx->mode == CONS_XOR) {
 		n = (size_t)atomic_load_explicit(&q->done,
@@ -816,14 +826,14 @@ consumer_move(struct ctr_mt_ctx *ctx, struct ctr_mt_queue *q, u_char *dst,
 		if (consumer_serial(ctx) != 0)
 			return -1;
 	}
-	/* A ChaCha20 packet may run on past the end of its queue. */
-	n = ctx->kind == CTR_MT_CHACHA ? CTR_MT_CHUNK : ctx->qbytes - ctx->off;
-	if (n > len)
-		n = len;
-	if (EVP_EncryptUpdate(ctx->cevp, dst, &outl, src, (int)n) != 1)
+	/*
+	 * All of it: ctr_mt_crypt() keeps AES-CTR within the segment, and a
+	 * ChaCha20 packet may run on past the end of its queue.
+	 */
+	if (evp_crypt(ctx->cevp, dst, src, len) != 0)
 		return -1;
-	ctx->nown += n;
-	*moved = n;
+	ctx->nown += len;
+	*moved = len;
 	return 0;
 }
 
@@ -1257,22 +1267,10 @@ static int
 chacha_serial(struct ctr_mt_ctx *ctx, u_int seqnr, uint64_t block,
     u_char *dst, const u_char *src, size_t len)
 {
-	size_t n;
-	int outl;
-
 	if (ks_position(ctx, ctx->cevp, 0, seqnr, block * CHACHA_BLOCK) != 0)
 		return -1;
 	ctx->nown += len;
-	while (len > 0) {
-		n = len > CTR_MT_CHUNK ? CTR_MT_CHUNK : len;
-		if (EVP_EncryptUpdate(ctx->cevp, dst, &outl, src,
-		    (int)n) != 1)
-			return -1;
-		dst += n;
-		src += n;
-		len -= n;
-	}
-	return 0;
+	return evp_crypt(ctx->cevp, dst, src, len);
 }
 
 int
