@@ -121,19 +121,27 @@ tun_attach(const char *ns, const char *name)
 	return fd;
 }
 
-/* Read every packet waiting on d->in and queue it on the link. */
+/*
+ * Read every packet waiting on d->in and queue it on the link.  Each packet
+ * is stamped after its own read: a time taken before the batch would date
+ * a packet that arrived while this process waited for a CPU too early, and
+ * deliver it before the link's delay (TCP once measured a 600 ms link at
+ * 597.8 ms on a loaded 2-core host).  Stamping late only errs towards a
+ * longer round trip.
+ */
 static void
-link_input(struct dir *d, uint64_t now)
+link_input(struct dir *d)
 {
 	static unsigned char buf[MAXPKT];
 	struct pkt *p;
 	ssize_t n;
-	uint64_t start;
+	uint64_t now, start;
 	int i;
 
 	for (i = 0; i < 256; i++) {
 		if ((n = read(d->in, buf, sizeof(buf))) <= 0)
 			return;
+		now = now_ns();
 		/* Bytes still to serialise ahead of this packet. */
 		d->queued = d->last_depart > now ?
 		    (uint64_t)((d->last_depart - now) / ns_per_byte) : 0;
@@ -267,11 +275,10 @@ main(int argc, char **argv)
 			fprintf(stderr, "tunlink: poll: %s\n", strerror(errno));
 			return 1;
 		}
-		now = now_ns();
 		if (pfd[0].revents & POLLIN)
-			link_input(&d[0], now);
+			link_input(&d[0]);
 		if (pfd[1].revents & POLLIN)
-			link_input(&d[1], now);
+			link_input(&d[1]);
 		if ((pfd[0].revents | pfd[1].revents) & (POLLERR|POLLHUP|POLLNVAL)) {
 			fprintf(stderr, "tunlink: device gone\n");
 			break;
