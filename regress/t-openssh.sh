@@ -11,12 +11,12 @@
 # one that fails.  Usage: t-openssh.sh [TEST...] (default: all of them).
 # OPENSSH_TREE selects another built tree (e.g. build/stock).
 #
-# The tests that mostly wait (timeouts, forwardings, multiplexing) and the
-# unit tests run alongside the others, in a second worker: this script
-# again (--worker TEST...) on a copy of the tree, so with its own regress
-# directory, files and sshd port (TEST_SSH_PORT).  Every test that
-# listens on a fixed port of its own (33xx) is in that worker, so no two
-# of them run at once.
+# The tests that mostly wait (timeouts, forwardings, multiplexing), the
+# unit tests and a few long ones run alongside the others, in two more
+# workers: this script again (--worker PORT TEST...) on a copy of the
+# tree, so with its own regress directory, files and sshd port
+# (TEST_SSH_PORT).  Every test that listens on a fixed port of its own
+# (33xx) is in the second worker, so no two of them run at once.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -29,8 +29,9 @@ mkdir -p "$LOGDIR" || die "cannot make $LOGDIR"
 WORKER=no
 MAKEVARS=""
 if [ "${1:-}" = --worker ]; then
-	shift
 	WORKER=yes
+	TEST_SSH_PORT="$2"
+	shift 2
 fi
 # The tree's release: its stamp (patched or unpacked), else the one
 # under test.
@@ -48,7 +49,6 @@ if [ $WORKER = yes ]; then
 	cp -a "$TREE" "$TESTDIR/tree" || die "cannot copy $TREE"
 	TREE="$TESTDIR/tree"
 	MAKEVARS="abs_top_srcdir=$TREE abs_top_builddir=$TREE BUILDDIR=$TREE"
-	TEST_SSH_PORT=4342
 	export TEST_SSH_PORT
 elif ! make -s -C "$TREE" regress-prep regress-binaries \
     regress-unit-binaries >"$LOGDIR/prep.log" 2>&1; then
@@ -126,31 +126,45 @@ want() {
 	return 1
 }
 
-# The second worker's tests (those of them the tree has and the caller
-# wants); its lines are printed when it is done.
-SECOND="unit forward-control channel-timeout multiplex connection-timeout
-forwarding cfgmatch cfgmatchlisten"
+# The other workers' tests (those of them the tree has and the caller
+# wants); their lines are printed when they are done.  Balanced from the
+# logs' times of 2026-11-28 (10.5p1, 2 vCPUs, in CI): with two workers
+# each took about 650 s (unit 300, rekey 132, forward-control 131); with
+# three, 546, 422 and 458 s before cert-hostkey (46 s) and exit-status
+# (27 s) moved out of the first.
+SECOND="forward-control multiplex cfgmatch cfgmatchlisten forwarding
+connection-timeout rekey cert-hostkey"
+THIRD="unit channel-timeout sftp exit-status"
 LTESTS=`listvar LTESTS`
-second=""
-for t in $SECOND; do
-	case " unit $LTESTS " in
-	*" $t "*)	want "$t" && second="$second $t" ;;
-	esac
-done
-in_second() {
-	case " $second " in *" $1 "*) return 0 ;; esac
+# worker_tests LIST: those of LIST the tree has and the caller wants.
+worker_tests() {
+	for _t in $1; do
+		case " unit $LTESTS " in
+		*" $_t "*)	want "$_t" && echo "$_t" ;;
+		esac
+	done
+}
+second=`worker_tests "$SECOND" | tr '\n' ' '`
+third=`worker_tests "$THIRD" | tr '\n' ' '`
+in_other() {
+	case " $second $third " in *" $1 "*) return 0 ;; esac
 	return 1
 }
-if [ -n "$second" ]; then
+for w in 2 3; do
+	case $w in
+	2)	list=$second ;;
+	3)	list=$third ;;
+	esac
+	[ -n "`echo $list`" ] || continue
 	# shellcheck disable=SC2086
-	sh "$0" --worker $second >"$TESTDIR/second.out" 2>&1 &
-	SECOND_PID=$!
-	hpn_track_pid $SECOND_PID
-fi
+	sh "$0" --worker `expr 4142 + $w \* 100` $list >"$TESTDIR/worker$w.out" 2>&1 &
+	eval "WPID$w=$!"
+	hpn_track_pid $!
+done
 
 want file-tests && run_one file-tests file-tests
 for t in $LTESTS; do
-	in_second "$t" && continue
+	in_other "$t" && continue
 	want "$t" && run_one t-exec "$t"
 done
 for t in `listvar INTEROP_TESTS`; do
@@ -163,11 +177,13 @@ if grep -q '^tests:.*[[:space:]]extra-tests' "$TREE/Makefile"; then
 		want "$t" && run_one extra-tests "$t"
 	done
 fi
-if [ -n "$second" ]; then
-	wait $SECOND_PID
+for w in 2 3; do
+	eval "_pid=\${WPID$w:-}"
+	[ -n "$_pid" ] || continue
+	wait $_pid
 	_rc=$?
-	hpn_untrack_pid $SECOND_PID
-	cat "$TESTDIR/second.out"
-	[ $_rc -eq 0 ] || fail second-worker "exited with status $_rc"
-fi
+	hpn_untrack_pid $_pid
+	cat "$TESTDIR/worker$w.out"
+	[ $_rc -eq 0 ] || fail worker$w "exited with status $_rc"
+done
 exit 0
