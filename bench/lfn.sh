@@ -15,7 +15,8 @@
 #   lfn_down                tear it down (also run on exit)
 #   lfn_a CMD... / lfn_b    run CMD in namespace A / B
 #   lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]
-#                           start_sshd, but in B on 198.18.0.2
+#                           start_sshd, but in B on 198.18.0.2 (FLAVOUR
+#                           hpn, stock or a build directory)
 #   lfn_rtt                 the measured round trip in ms (TCP connect)
 #
 # LFN_MTU (default 9000) is the link's MTU; LFN_CC, if set, the TCP
@@ -200,7 +201,8 @@ _lfn_sshd_settled() {
 	! kill -0 $SSHD_PID 2>/dev/null
 }
 
-# lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]: as start_sshd, in B.
+# lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]: as start_sshd, in B;
+# FLAVOUR may also be a build directory (an absolute path).
 lfn_start_sshd() {
 	_name="$1"
 	_flavour="$2"
@@ -209,9 +211,11 @@ lfn_start_sshd() {
 	case "$_flavour" in
 	hpn)	_b="$HPN_BUILD" ;;
 	stock)	_b="$STOCK_BUILD" ;;
+	/*)	_b="$_flavour" ;;
 	*)	die "lfn_start_sshd: unknown flavour $_flavour" ;;
 	esac
-	_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile"`
+	_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile" 2>/dev/null`
+	[ -n "$_privsep" ] || _privsep=/var/empty
 	privsep_check "$_privsep"
 	_lfn_port=`expr ${_lfn_port:-2200} + 1`
 	SSHD_PORT=$_lfn_port

@@ -1,0 +1,162 @@
+#!/bin/sh
+#
+# bench-busy.sh: a shell beside a bulk copy on one connection (make
+# bench-busy; not part of make check).  Needs root (network namespaces,
+# bench/lfn.sh) and python3 (bench/echo-rtt.py).
+#
+# For each link (default "1000:100 1000:600 1000:1000", Mbit/s:RTT-ms,
+# override with BENCH_LINKS) and each pair (default "stock patched":
+# stock ssh and sshd, ours on both ends; BENCH_OTHERS="LABEL=DIR ..."
+# adds builds whose DIR has ssh and sshd, both ends from DIR, for example
+# HPN-SSH through links named ssh and sshd to its hpnssh and hpnsshd) it
+# opens one ControlMaster connection and measures, BENCH_RUNS times each
+# (default 5, medians printed):
+#   - `ssh -S CTL host true` on the idle connection;
+#   - the keystroke round trip of a pty session running cat (the remote
+#     tty's echo of one character, bench/echo-rtt.py) on it;
+# then starts a bulk upload on the same connection (`cat >/dev/null`
+# fed from /dev/zero), waits BENCH_RAMP seconds (default 10 plus 15
+# round trips) for its window to grow, and measures both again, and the
+# bulk rate meanwhile (the client socket's tcpi_bytes_acked over that
+# time, ss(8)) against the link's rate (raw TCP's 1 GiB, slow start
+# included, is printed on the link's line).  The goal of issue 49: busy
+# within 10% of idle (`true`), a keystroke within one round trip plus
+# 20 ms, the bulk at 95% of raw TCP or more.  BENCH_CIPHER gives ssh a
+# cipher (-c).
+
+. "`dirname "$0"`/../regress/lib.sh"
+. "$HPN_TOP/bench/lfn.sh"
+
+LINKS=${BENCH_LINKS:-"1000:100 1000:600 1000:1000"}
+RUNS=${BENCH_RUNS:-5}
+case "$RUNS" in
+''|*[!0-9]*|0)	echo "bench-busy: BENCH_RUNS must be a positive number, not '$RUNS'" >&2
+		exit 1 ;;
+esac
+if ! why=`lfn_usable`; then
+	echo "bench-busy: skipped: $why"
+	exit 0
+fi
+command -v python3 >/dev/null 2>&1 ||
+    { echo "bench-busy: skipped: no python3"; exit 0; }
+PAIRS="stock=$STOCK_BUILD patched=$HPN_BUILD ${BENCH_OTHERS:-}"
+for _p in $PAIRS; do
+	case "$_p" in
+	?*=?*)	[ -x "${_p#*=}/ssh" ] && [ -x "${_p#*=}/sshd" ] || {
+			echo "bench-busy: ${_p#*=} has no ssh and sshd" >&2
+			exit 1
+		} ;;
+	*)	echo "bench-busy: BENCH_OTHERS takes LABEL=DIR, not '$_p'" >&2
+		exit 1 ;;
+	esac
+done
+
+cpu=`sed -n 's/^model name[ 	]*: //p' /proc/cpuinfo | head -n 1`
+echo "machine: $cpu, `nproc` cores online, Linux `uname -r`"
+echo "date: `date -u '+%Y-%m-%d %H:%M UTC'`"
+
+# median FILE: the median of FILE's numbers (the lower middle value).
+median() {
+	sort -g "$1" | awk '{ v[NR] = $1 } END {
+	    if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
+}
+
+# trues FILE: RUNS timed `ssh -S CTL true` into FILE, seconds.
+trues() {
+	: >"$1"
+	_i=0
+	while [ $_i -lt $RUNS ]; do
+		_t0=`date +%s.%N`
+		lfn_a "$B/ssh" -F "$SSH_CONFIG" -S "$CTL" hpntest true ||
+		    echo "bench-busy: ssh true failed ($LABEL)" >&2
+		echo "`date +%s.%N` - $_t0" | bc >>"$1"
+		_i=`expr $_i + 1`
+	done
+}
+
+# echoes FILE: RUNS keystroke round trips of a pty session into FILE.
+echoes() {
+	lfn_a python3 "$HPN_TOP/bench/echo-rtt.py" $RUNS "$B/ssh" \
+	    -F "$SSH_CONFIG" -S "$CTL" -tt hpntest cat >"$1" ||
+	    echo "bench-busy: keystroke echo failed ($LABEL)" >&2
+}
+
+# acked FILE: each established connection to sshd, "LOCAL-PORT BYTES"
+# (the client's tcpi_bytes_acked), into FILE.
+acked() {
+	lfn_a ss -Hti state established dst $LFN_ADDR_B | awk '
+	    /^ *[0-9]/ { n = split($3, a, ":"); port = a[n] }
+	    { for (i = 1; i <= NF; i++) if ($i ~ /^bytes_acked:/) {
+		sub(/^bytes_acked:/, "", $i); print port, $i } }' >"$1"
+}
+
+# bulk_rate SECONDS: MB/s of the connection that moved most between the
+# two acked files.
+bulk_rate() {
+	awk -v t="$1" 'NR == FNR { a[$1] = $2; next }
+	    ($1 in a) && $2 - a[$1] > m { m = $2 - a[$1] }
+	    END { printf "%.1f", m / t / 1e6 }' "$TESTDIR/acked0" \
+	    "$TESTDIR/acked1"
+}
+
+for link in $LINKS; do
+	mbit=${link%:*}
+	rtt=${link#*:}
+	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
+	RAW=`lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 \
+	    ${BENCH_RAW_BYTES:-1073741824} | cut -d' ' -f3`
+	RAMP=${BENCH_RAMP:-`expr 10 + 15 \* $rtt / 1000`}
+	echo
+	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms)," \
+	    "$LFN_KIND, TCP congestion control" \
+	    "`lfn_a sysctl -n net.ipv4.tcp_congestion_control`, cipher" \
+	    "${BENCH_CIPHER:-default}; raw TCP $RAW MB/s; bulk measured" \
+	    "after ${RAMP} s; medians of $RUNS"
+	printf "%-10s %16s %7s %22s %14s\n" pair "ssh true idle->busy" \
+	    "busy" "keystroke idle->busy" "bulk MB/s (link)"
+	for _p in $PAIRS; do
+		LABEL=${_p%%=*}
+		B=${_p#*=}
+		lfn_start_sshd "busy$LABEL" "$B" "LogLevel INFO" \
+		    "MaxSessions 20"
+		CTL="$TESTDIR/ctl.$LABEL"
+		lfn_a "$B/ssh" -F "$SSH_CONFIG" ${BENCH_CIPHER:+-c $BENCH_CIPHER} \
+		    -M -S "$CTL" -N hpntest 2>"$TESTDIR/master.err" &
+		_mpid=$!
+		hpn_track_pid $_mpid
+		wait_until 30 test -S "$CTL" ||
+		    die "bench-busy: no ControlMaster ($LABEL): `tail -n 1 "$TESTDIR/master.err"`"
+		trues "$TESTDIR/t.idle"
+		echoes "$TESTDIR/e.idle"
+		lfn_a "$B/ssh" -F "$SSH_CONFIG" -S "$CTL" hpntest \
+		    'cat >/dev/null' </dev/zero 2>/dev/null &
+		_bpid=$!
+		hpn_track_pid $_bpid
+		sleep $RAMP
+		acked "$TESTDIR/acked0"
+		_b0=`date +%s.%N`
+		trues "$TESTDIR/t.busy"
+		echoes "$TESTDIR/e.busy"
+		acked "$TESTDIR/acked1"
+		_b1=`date +%s.%N`
+		_bulk=`bulk_rate \`echo "$_b1 - $_b0" | bc\``
+		kill $_bpid 2>/dev/null
+		wait $_bpid 2>/dev/null
+		hpn_untrack_pid $_bpid
+		lfn_a "$B/ssh" -S "$CTL" -O exit hpntest 2>/dev/null
+		wait $_mpid 2>/dev/null
+		hpn_untrack_pid $_mpid
+		stop_sshd
+		_ti=`median "$TESTDIR/t.idle"`
+		_tb=`median "$TESTDIR/t.busy"`
+		_ei=`median "$TESTDIR/e.idle"`
+		_eb=`median "$TESTDIR/e.busy"`
+		echo "$LABEL $_ti $_tb $_ei $_eb $_bulk $mbit" | awk '{
+			printf "%-10s %7.2f -> %5.2f s %6.0f%% %9.0f -> %6.0f ms %6.1f (%3.0f%%)\n",
+			    $1, $2, $3, 100 * ($3 - $2) / $2, 1000 * $4,
+			    1000 * $5, $6, 100 * $6 / ($7 * 0.125) }'
+	done
+	lfn_down
+	rm -f "$TESTDIR/tunlink.log"
+done
+exit 0
