@@ -57,7 +57,7 @@ hpn|stock)	;;
 esac
 
 # The suites of each release run at once, CHECK_RELEASES_JOBS of them
-# together (default: all; OpenSSH's own suite, itself in two workers: one
+# together (default: all; OpenSSH's own suite, itself in three workers: one
 # at a time).  They wait on round trips and timeouts more than they use
 # the CPU: on 2 cores two releases took 414 and 416 s together, against
 # 367 and 365 s one after the other (2026-11-28).
