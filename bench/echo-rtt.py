@@ -48,7 +48,7 @@ def main():
     if pid == 0:
         os.execvp(sys.argv[2], sys.argv[2:])
     rc = 0
-    # The session is up once a first line comes back whole.
+    # The session is up once the remote tty echoes a first word.
     os.write(fd, b"ready\r")
     if not read_until(fd, b"ready", 60):
         sys.stderr.write("echo-rtt: the session did not answer\n")

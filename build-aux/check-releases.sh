@@ -137,8 +137,11 @@ done
 
 # The releases' suites, JOBS at a time (JOBS 1: run above), each
 # release's output whole, in order, as its batch ends.
-[ $JOBS -gt 1 ] || set --
-[ $JOBS -le 1 ] || set -- $TESTED
+if [ $JOBS -gt 1 ]; then
+	set -- $TESTED
+else
+	set --
+fi
 while [ $# -gt 0 ]; do
 	batch=""
 	while [ $# -gt 0 ] && [ `echo $batch | wc -w` -lt $JOBS ]; do
