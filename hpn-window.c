@@ -946,6 +946,32 @@ chan_rekey(struct ssh *ssh, struct hpn_window *hw, Channel *c,
 }
 
 /*
+ * The volume after which packet.c rekeys, in the cipher's blocks, given
+ * stock's rule (blocks): for chacha20-poly1305 with a patched peer,
+ * HPN_REKEY_CHACHA_BYTES.  Stock's 1 GiB otherwise: a stock peer rekeys
+ * there anyway, and sshd's early start (ssh_packet_rekey_early) counts on
+ * the peer's limit being the same as ours.  Each way, each rekey, and at
+ * most RekeyLimit as ever.  Every rekey at 1 GiB costs the sender a round
+ * trip of silence; at 1000 ms a tenth of an upload's time.
+ */
+u_int64_t
+hpn_window_rekey_blocks(struct ssh *ssh, const struct sshenc *enc,
+    u_int64_t blocks)
+{
+	struct hpn_window *hw = ssh->hpn_window;
+
+	if (hw == NULL || hw->opt.disabled || enc->name == NULL ||
+	    enc->block_size == 0 ||
+	    strcmp(enc->name, "chacha20-poly1305@openssh.com") != 0 ||
+	    !peer_is_patched(ssh, hw))
+		return blocks;
+	debug_f("%s with a patched peer: %llu blocks, not %llu",
+	    enc->name, (unsigned long long)(HPN_REKEY_CHACHA_BYTES /
+	    enc->block_size), (unsigned long long)blocks);
+	return HPN_REKEY_CHACHA_BYTES / enc->block_size;
+}
+
+/*
  * Called by channels.c for an open channel before it considers sending a
  * window adjust: grows or shrinks the window of a bulk channel.
  */

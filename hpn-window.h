@@ -114,9 +114,19 @@
  * trips if that is longer.
  */
 #define HPN_BUSY_MSEC		1000
+/*
+ * Between patched peers, chacha20-poly1305 rekeys after this many bytes
+ * each way, what AES's 16-byte blocks get under RFC 4344's rule (2^32
+ * blocks), not the 1 GiB that its nominal 8-byte block gets: ChaCha20 is
+ * a stream cipher with a 256-bit key, and each packet has its own nonce
+ * (the sequence number, which never repeats under one key: packet.c
+ * rekeys after 2^31 packets) and its own Poly1305 key (docs/windows.md).
+ */
+#define HPN_REKEY_CHACHA_BYTES	(1ULL << 36)
 
 struct ssh;
 struct Channel;
+struct sshenc;
 struct timespec;
 
 void	hpn_window_init(struct ssh *, int, int, int);
@@ -125,6 +135,8 @@ void	hpn_window_update(struct ssh *, struct Channel *);
 void	hpn_window_forget(struct ssh *, struct Channel *);
 void	hpn_window_timeout(struct ssh *, struct Channel *, struct timespec *);
 int	hpn_window_kex_guess(struct ssh *);
+u_int64_t hpn_window_rekey_blocks(struct ssh *, const struct sshenc *,
+	    u_int64_t);
 int	hpn_sock_rcvbuf(int);
 void	hpn_set_sock_rcvbuf(int, int);
 

@@ -30,7 +30,7 @@
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
-# every GiB) gives ssh, scp and sftp a cipher with -c; BENCH_SCP_OPTS and
+# every GiB unless both ends are ours) gives ssh, scp and sftp a cipher with -c; BENCH_SCP_OPTS and
 # BENCH_SFTP_OPTS give scp and sftp more options (e.g. "-X nrequests=64"
 # and "-R 64", stock's fixed request pipeline).  BENCH_CC (default:
 # the host's, printed on each link's line) sets the TCP congestion control
