@@ -205,11 +205,13 @@ for p in $SERIES; do
 	printf "%s\n" "$G" | grep -q '^aesctrthreads ' && has="$has mt"
 	printf "%s\n" "$G" | grep -q '^noneenabled ' && has="$has none"
 	printf "%s\n" "$G" | grep -q '^hpndisabled ' && has="$has window"
+	printf "%s\n" "$G" | grep -q '^usemptcp ' && has="$has mptcp"
 	case "$V" in *-hpn1,*) has="$has tag" ;; esac
 	case "$p" in
 	*mt-aes-ctr*)		want=" mt" ;;
 	*none-switch*)		want=" none" ;;
 	*dynamic-window*)	want=" window tag" ;;
+	*mptcp*)		want=" mptcp" ;;
 	*)			want= ;;
 	esac
 	if [ "$has" = "$want" ]; then
