@@ -197,6 +197,41 @@ mp_copy mptcp-off-up "$SSH" up one
 check_has_not mptcp-off-silent "$TESTDIR/err.mptcp-off-up" "Multipath TCP"
 stop_sshd
 
+# Over IPv6 (::1 in the server's namespace): Linux's MPTCP sockets refuse
+# IPV6_TCLASS, which ssh and sshd set for IPQoS; that is no error, only a
+# debug line.
+if ! ip -n $NSS -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/'; then
+	skip mptcp-v6 "no IPv6 on the namespace's loopback"
+else
+	SSHD_PORT=`hpn_free_port`
+	_sshd_config mp-v6 $SSHD_PORT ::1 "$HPN_BUILD" "AddressFamily inet6" \
+	    "UseMPTCP yes"
+	: >"$SSHD_LOG"
+	ip netns exec $NSS "$HPN_BUILD/sshd" -D -f "$_conf" -E "$SSHD_LOG" &
+	SSHD_PID=$!
+	hpn_track_pid $SSHD_PID
+	wait_until 10 grep -q "Server listening on ::1 port $SSHD_PORT" \
+	    "$SSHD_LOG" || die "sshd did not start on ::1 in $NSS"
+	_write_ssh_config mp-v6
+	sed -i "s/HostName 127.0.0.1/HostName ::1/" "$SSH_CONFIG"
+	out=`ip netns exec $NSS "$SSH" -F "$SSH_CONFIG" -v -o UseMPTCP=yes \
+	    hpntest 'echo v6' 2>"$TESTDIR/err.mp-v6"`
+	if [ "$out" = v6 ]; then
+		pass mptcp-v6-session
+	else
+		fail mptcp-v6-session \
+		    "got '$out': `tail -n 1 "$TESTDIR/err.mp-v6"`"
+	fi
+	check_has mptcp-v6-in-use "$TESTDIR/err.mp-v6" "Multipath TCP: in use"
+	grep -v '^debug' "$TESTDIR/err.mp-v6" >"$TESTDIR/err.mp-v6.nodebug"
+	check_has_not mptcp-v6-ssh-no-tclass-error \
+	    "$TESTDIR/err.mp-v6.nodebug" IPV6_TCLASS
+	grep -v 'debug[0-9]:' "$SSHD_LOG" >"$TESTDIR/sshd.mp-v6.nodebug"
+	check_has_not mptcp-v6-sshd-no-tclass-error \
+	    "$TESTDIR/sshd.mp-v6.nodebug" IPV6_TCLASS
+	stop_sshd
+fi
+
 # Our ssh with UseMPTCP to the stock twin's sshd: the server does not take
 # it; plain TCP on the same socket.
 mp_sshd mp-stock stock
