@@ -60,7 +60,9 @@ int
 mptcp_socket(int family, int type, int protocol, int use)
 {
 	static int noticed;
+#ifdef IPPROTO_MPTCP
 	int sock;
+#endif
 
 	if (!use || (family != AF_INET && family != AF_INET6) ||
 	    type != SOCK_STREAM || (protocol != 0 && protocol != IPPROTO_TCP))
