@@ -91,31 +91,35 @@ echo "# paths shaped to 200 Mbit/s by tbf: $shaped"
 ip -n $NSS mptcp endpoint add $ADDR_S2 dev mps2 signal ||
     die "cannot add the server's MPTCP endpoint"
 
-# mp_sshd NAME FLAVOUR [CONFIG-LINE...]: sshd in the server's namespace,
-# listening on both addresses (a subflow joins on the announced address's
-# listener); ssh_config's hpntest points at ADDR_S.
+# mp_sshd NAME FLAVOUR ADDR [CONFIG-LINE...]: sshd in the server's
+# namespace listening on ADDR (and where CONFIG-LINEs say); ssh_config's
+# hpntest points at ADDR.
 mp_sshd() {
 	_name="$1"
 	case "$2" in
 	hpn)	_b="$HPN_BUILD" ;;
 	stock)	_b="$STOCK_BUILD" ;;
 	esac
-	shift 2
+	_addr="$3"
+	shift 3
 	SSHD_PORT=`hpn_free_port`
-	_sshd_config "$_name" $SSHD_PORT $ADDR_S "$_b" "$@" \
-	    "ListenAddress $ADDR_S2"
+	_sshd_config "$_name" $SSHD_PORT $_addr "$_b" "$@"
 	: >"$SSHD_LOG"
 	ip netns exec $NSS "$_b/sshd" -D -f "$_conf" -E "$SSHD_LOG" &
 	SSHD_PID=$!
 	hpn_track_pid $SSHD_PID
-	wait_until 10 grep -q "Server listening on $ADDR_S port $SSHD_PORT" \
+	wait_until 10 grep -q "Server listening on $_addr port $SSHD_PORT" \
 	    "$SSHD_LOG" || {
 		tail -n 20 "$SSHD_LOG" >&2
-		die "sshd ($_b) did not start in $NSS"
+		die "sshd ($_b) did not start on $_addr in $NSS"
 	}
 	_write_ssh_config "$_name"
-	sed -i "s/HostName 127.0.0.1/HostName $ADDR_S/" "$SSH_CONFIG"
+	sed -i "s/HostName 127.0.0.1/HostName $_addr/" "$SSH_CONFIG"
 }
+
+# A subflow to the announced address joins through a listener there: the
+# sshd of the two-path copies listens on both addresses.
+BOTH="ListenAddress $ADDR_S2"
 
 # path_bytes: the bytes the client's two veths sent and received so far,
 # "TX1 TX2 RX1 RX2".
@@ -183,7 +187,7 @@ mp_copy() {
 DATA=`make_data 67108864`
 
 # Ours at both ends: Multipath TCP, both paths carry data.
-mp_sshd mp-hpn hpn "UseMPTCP yes"
+mp_sshd mp-hpn hpn $ADDR_S "UseMPTCP yes" "$BOTH"
 check_has mptcp-sshd-socket "$SSHD_LOG" "Multipath TCP socket (UseMPTCP)"
 mp_copy mptcp-ours-up "$SSH" up both -o UseMPTCP=yes
 check_has mptcp-ours-in-use "$TESTDIR/err.mptcp-ours-up" \
@@ -203,17 +207,7 @@ stop_sshd
 if ! ip -n $NSS -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/'; then
 	skip mptcp-v6 "no IPv6 on the namespace's loopback"
 else
-	SSHD_PORT=`hpn_free_port`
-	_sshd_config mp-v6 $SSHD_PORT ::1 "$HPN_BUILD" "AddressFamily inet6" \
-	    "UseMPTCP yes"
-	: >"$SSHD_LOG"
-	ip netns exec $NSS "$HPN_BUILD/sshd" -D -f "$_conf" -E "$SSHD_LOG" &
-	SSHD_PID=$!
-	hpn_track_pid $SSHD_PID
-	wait_until 10 grep -q "Server listening on ::1 port $SSHD_PORT" \
-	    "$SSHD_LOG" || die "sshd did not start on ::1 in $NSS"
-	_write_ssh_config mp-v6
-	sed -i "s/HostName 127.0.0.1/HostName ::1/" "$SSH_CONFIG"
+	mp_sshd mp-v6 hpn ::1 "AddressFamily inet6" "UseMPTCP yes"
 	out=`ip netns exec $NSS "$SSH" -F "$SSH_CONFIG" -v -o UseMPTCP=yes \
 	    hpntest 'echo v6' 2>"$TESTDIR/err.mp-v6"`
 	if [ "$out" = v6 ]; then
@@ -234,7 +228,7 @@ fi
 
 # Our ssh with UseMPTCP to the stock twin's sshd: the server does not take
 # it; plain TCP on the same socket.
-mp_sshd mp-stock stock
+mp_sshd mp-stock stock $ADDR_S "$BOTH"
 mp_copy mptcp-stocksshd-up "$SSH" up one -o UseMPTCP=yes
 mp_copy mptcp-stocksshd-down "$SSH" down one -o UseMPTCP=yes
 check_has mptcp-stocksshd-fallback "$TESTDIR/err.mptcp-stocksshd-up" \
@@ -246,7 +240,7 @@ stop_sshd
 for ns in $NSC $NSS; do
 	ip netns exec $ns sysctl -qw net.mptcp.enabled=0
 done
-mp_sshd mp-off hpn "UseMPTCP yes"
+mp_sshd mp-off hpn $ADDR_S "UseMPTCP yes" "$BOTH"
 check_has mptcp-sshd-notice "$SSHD_LOG" \
     "UseMPTCP: no Multipath TCP here (.*), using TCP"
 mp_copy mptcp-disabled-up "$SSH" up one -o UseMPTCP=yes

@@ -137,11 +137,12 @@ OURS=8589934592		# 64 GiB in 8-byte blocks
 STOCKS=134217728	# 1 GiB
 C=chacha20-poly1305@openssh.com
 
-# volumes NAME LOG WANT [MARK]: LOG (ssh -v's, or sshd's after MARK, its
-# post-authentication lines) sets WANT blocks each way, and no other.
+# volumes NAME LOG WANT [MARK]: LOG (ssh -v's, or sshd's after MARK; mark
+# 0, all of it), its post-authentication lines, sets WANT blocks each way,
+# and no other.
 volumes() {
-	_v=`if [ -n "${4:-}" ]; then log_since $4 "$2"; else cat "$2"; fi |
-	    grep -v preauth | sed -n 's/.*rekey \(in\|out\) after \([0-9]*\) blocks.*/\1 \2/p' |
+	_v=`log_since ${4:-0} "$2" | grep -v preauth |
+	    sed -n 's/.*rekey \(in\|out\) after \([0-9]*\) blocks.*/\1 \2/p' |
 	    sort -u | tr '\n' ' '`
 	if [ "$_v" = "in $3 out $3 " ]; then
 		pass "$1"
