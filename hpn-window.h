@@ -124,6 +124,47 @@
  */
 #define HPN_REKEY_CHACHA_BYTES	(1ULL << 36)
 
+/*
+ * The sending side (hpn_window_hold()): bulk channels, those with this
+ * much or more to send, are held once a queue stood on the path; smaller
+ * sends always go.
+ */
+#define HPN_HOLD_SMALL		(16*1024)
+/* Held while more than the path's product plus 1/this is queued. */
+#define HPN_HOLD_EXTRA		32
+/* The socket paced at the rate plus 1/this. */
+#define HPN_HOLD_PACE		8
+/* Never held below this much queued. */
+#define HPN_HOLD_MIN		(1024*1024)
+/*
+ * The path filled once the rate grew by less than a quarter in this many
+ * minimum round trips on end, and the smoothed round trip is 1/this
+ * above the least.
+ */
+#define HPN_HOLD_PLATEAU	3
+#define HPN_HOLD_FILLED		8
+/* Not other traffic's while under 1/this above it... */
+#define HPN_HOLD_LONG		4
+/* ...or for fewer than this many minimum round trips on end. */
+#define HPN_HOLD_LONG_SPANS	16
+/* Then not holding for this long. */
+#define HPN_HOLD_OFF_SEC	60
+/* Round trips are this noisy; paths shorter are not held. */
+#define HPN_HOLD_JITTER_USEC	2000
+#define HPN_HOLD_RTT_USEC	2000
+/* How often TCP_INFO is read while bulk channels send, at most... */
+#define HPN_HOLD_POLL_MSEC	2
+/* ...and logged (debug3). */
+#define HPN_HOLD_LOG_MSEC	100
+/* The rate: samples kept, and how many per minimum round trip. */
+#define HPN_HOLD_SAMPLES	64
+#define HPN_HOLD_PER_SPAN	8
+/* The socket's unsent queue: what the path carries in this long... */
+#define HPN_HOLD_LOWAT_MSEC	4
+/* ...within these bounds (TCP_NOTSENT_LOWAT). */
+#define HPN_HOLD_LOWAT_MIN	(128*1024)
+#define HPN_HOLD_LOWAT_MAX	(4*1024*1024)
+
 struct ssh;
 struct Channel;
 struct sshenc;
@@ -132,6 +173,7 @@ struct timespec;
 void	hpn_window_init(struct ssh *, int, int, int);
 void	hpn_window_free(struct ssh *);
 void	hpn_window_update(struct ssh *, struct Channel *);
+int	hpn_window_hold(struct ssh *, struct Channel *, size_t);
 void	hpn_window_forget(struct ssh *, struct Channel *);
 void	hpn_window_timeout(struct ssh *, struct Channel *, struct timespec *);
 int	hpn_window_kex_guess(struct ssh *);
