@@ -126,8 +126,8 @@
 
 /*
  * The sending side (hpn_window_hold()): bulk channels, those with this
- * much or more to send, are held once a queue stood on the path; smaller
- * sends always go.
+ * much or more to send, are held once the path filled; smaller sends
+ * always go.
  */
 #define HPN_HOLD_SMALL		(16*1024)
 /* Held while more than the path's product plus 1/this is queued. */

@@ -3,7 +3,7 @@
 # t-busy.sh: a shell beside a bulk copy (issue 49; patch 0003's sending
 # side, hpn_window_hold()).  On an emulated 200 Mbit/s link at 200 ms
 # (bench/lfn.sh, needs root), one ControlMaster connection carries a
-# 192 MiB upload, then a 192 MiB download.  Each arrives byte for byte;
+# 256 MiB upload, then a 256 MiB download.  Each arrives byte for byte;
 # the side that sends (ssh up, sshd down) says it holds its bulk
 # channels to the path, and the queue its data keeps on the path stays
 # short: the median of the sender's smoothed round trips (ss -ti, five
@@ -20,7 +20,7 @@ if ! why=`lfn_usable`; then
 	exit 0
 fi
 lfn_up 200 200
-DATA=`make_data 201326592`
+DATA=`make_data 268435456`
 lfn_start_sshd busy hpn "LogLevel DEBUG1" "MaxSessions 10"
 CTL="$TESTDIR/ctl"
 ip netns exec "$LFN_A" "$SSH" -F "$SSH_CONFIG" -v -M -S "$CTL" -N hpntest \
@@ -49,11 +49,11 @@ true_time() {
 	echo "`date +%s.%N` - $_t0" | bc
 }
 
-# busy NAME NS SELECTOR LOG MARK PID: LOG says after MARK, within 8 s,
+# busy NAME NS SELECTOR LOG MARK PID: LOG says after MARK, within 12 s,
 # that bulk channels are held; then, while PID (the bulk copy) runs,
 # five samples of the round trip 0.4 s apart, and the time of `ssh true`.
 busy() {
-	if wait_until 8 log_has $5 "Holding bulk channels" $4; then
+	if wait_until 12 log_has $5 "Holding bulk channels" $4; then
 		pass $1-holds
 	else
 		fail $1-holds "the sender did not hold its bulk channels"
