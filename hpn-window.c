@@ -152,7 +152,7 @@ struct hpn_window {
 	double starved;		/* when a busy channel last found none left */
 	/* What this side sends: bulk channels held to the path. */
 	struct {
-		int state;		/* HOLD_* */
+		int never;		/* no TCP_INFO or SIOCOUTQ here */
 		double last;		/* when TCP_INFO was last read */
 		struct {
 			double t;		/* monotime_double() */
@@ -165,7 +165,7 @@ struct hpn_window {
 		u_int64_t delivered;	/* times tcpi_snd_mss, summed */
 		u_int64_t bw;		/* largest rate of the last samples */
 		u_int rtt;		/* tcpi_min_rtt, us */
-		double filled;		/* when the path filled; 0: not */
+		int filled;		/* the path filled */
 		u_int64_t plateau_bw;	/* the rate a quarter above which... */
 		double plateau_t;	/* ...it was last checked... */
 		u_int plateau_n;	/* ...and has not grown for so many */
@@ -178,10 +178,6 @@ struct hpn_window {
 		double logged;		/* when a sample was last logged */
 	} send;
 };
-
-#define HOLD_UNKNOWN	0	/* not tried yet */
-#define HOLD_ON		1	/* TCP_INFO and SIOCOUTQ work here */
-#define HOLD_NEVER	2	/* they do not (not Linux, not a socket) */
 
 /*
  * The process's malloc_trim() calls (hpn_trim()): the heap is the
@@ -1204,7 +1200,7 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
 
 	if (now < hw->send.off_until)
 		return 0;
-	if (hw->send.filled == 0) {
+	if (!hw->send.filled) {
 		/*
 		 * The rate stopped growing: it rose by less than a quarter
 		 * in each of the last HPN_HOLD_PLATEAU minimum round trips.
@@ -1224,7 +1220,7 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
 		    srtt <= rtt + rtt / HPN_HOLD_FILLED +
 		    HPN_HOLD_JITTER_USEC || rtt < HPN_HOLD_RTT_USEC)
 			return 0;
-		hw->send.filled = now;
+		hw->send.filled = 1;
 		hw->send.long_since = 0;
 		debug("Holding bulk channels to what the path carries in "
 		    "a round trip (%llu bytes): a queue stood on it (round "
@@ -1256,6 +1252,7 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	u_int64_t bdp, cap, want;
+	size_t obuf;
 	int sock, queued, lowat, proto = 0;
 	socklen_t plen = sizeof(proto);
 
@@ -1276,10 +1273,9 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	    ioctl(sock, SIOCOUTQ, &queued) == -1) {
 		debug_f("not holding bulk channels: not a TCP socket with "
 		    "TCP_INFO");
-		hw->send.state = HOLD_NEVER;
+		hw->send.never = 1;
 		return;
 	}
-	hw->send.state = HOLD_ON;
 	if (ti.tcpi_min_rtt == 0 || ti.tcpi_min_rtt == ~0U)
 		return;
 	hw->send.rtt = ti.tcpi_min_rtt;
@@ -1293,8 +1289,8 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	cap = bdp + bdp / HPN_HOLD_EXTRA;
 	if (cap < HPN_HOLD_MIN)
 		cap = HPN_HOLD_MIN;
-	hw->send.room = (int64_t)cap - queued -
-	    (int64_t)sshbuf_len(ssh_packet_get_output(ssh));
+	obuf = sshbuf_len(ssh_packet_get_output(ssh));
+	hw->send.room = (int64_t)cap - queued - (int64_t)obuf;
 	send_pace(hw, sock, hw->send.bw + hw->send.bw / HPN_HOLD_PACE);
 	want = hw->send.bw * HPN_HOLD_LOWAT_MSEC / 1000;
 	if (want < HPN_HOLD_LOWAT_MIN)
@@ -1306,7 +1302,7 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 		debug3_f("rate %llu B/s, min_rtt %u us, srtt %u us, cap %llu, "
 		    "queued %d + %zu", (unsigned long long)hw->send.bw,
 		    hw->send.rtt, ti.tcpi_rtt, (unsigned long long)cap, queued,
-		    sshbuf_len(ssh_packet_get_output(ssh)));
+		    obuf);
 		hw->send.logged = now;
 	}
 	if (hw->send.lowat != 0 && lowat <= 2 * hw->send.lowat &&
@@ -1333,7 +1329,7 @@ hpn_window_hold(struct ssh *ssh, Channel *c, size_t len)
 	struct hpn_window *hw = ssh->hpn_window;
 	double now;
 
-	if (hw == NULL || hw->opt.disabled || hw->send.state == HOLD_NEVER ||
+	if (hw == NULL || hw->opt.disabled || hw->send.never ||
 	    sshbuf_len(c->input) < HPN_HOLD_SMALL)
 		return 0;
 	now = monotime_double();

@@ -35,10 +35,11 @@ wait_until 20 test -S "$CTL" || die "no ControlMaster socket"
 srtt_ratio() {
 	ip netns exec "$1" ss -Htin state established $2 | tr ' ' '\n' | awk '
 	    /^rtt:/ { split(substr($0, 5), a, "/"); s = a[1] }
-	    /^minrtt:/ { m = substr($0, 8) }
 	    /^bytes_(acked|received):/ { split($0, b, ":"); n += b[2] }
-	    /^minrtt:/ { if (n >= best && s > 0 && m > 0) {
-		best = n; r = int(100 * s / m) }; n = 0 }
+	    /^minrtt:/ { m = substr($0, 8)
+		if (n >= best && s > 0 && m > 0) {
+			best = n; r = int(100 * s / m) }
+		n = 0 }
 	    END { if (best > 0) print r }'
 }
 
@@ -46,7 +47,7 @@ srtt_ratio() {
 true_time() {
 	_t0=`date +%s.%N`
 	lfn_a "$SSH" -F "$SSH_CONFIG" -S "$CTL" hpntest true
-	echo "`date +%s.%N` - $_t0" | bc
+	awk -v a=$_t0 -v b=`date +%s.%N` 'BEGIN { printf "%.3f\n", b - a }'
 }
 
 # busy NAME NS SELECTOR LOG MARK PID: LOG says after MARK, within 12 s,
