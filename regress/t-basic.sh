@@ -5,7 +5,7 @@
 
 . "`dirname "$0"`/lib.sh"
 
-SIZE=${HPN_XFER_BYTES:-67108864}
+SIZE=${HPN_XFER_BYTES:-$XFER}
 
 start_sshd basic hpn
 SSH="$HPN_BUILD/ssh"

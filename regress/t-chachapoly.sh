@@ -44,13 +44,18 @@ more_config() {
 	echo "$_f"
 }
 
-# rekeys NAME FILE: pass if FILE logs at least 10 key exchanges.
+# rekeys NAME FILE: pass if FILE logs at least 4 key exchanges.  With
+# RekeyLimit 1M a 32 MiB download could take 32, but what the server sent
+# before it read the client's KEXINIT still arrives under the old keys, up
+# to a whole window, so the count depends on the scheduling: 19 on an idle
+# machine, 9 on a CI machine running three releases' suites at once.  Four
+# still shows the keys renewed again and again under a running transfer.
 rekeys() {
 	_k=`grep -c "SSH2_MSG_NEWKEYS received" "$2"`
-	if [ "$_k" -ge 10 ]; then
+	if [ "$_k" -ge 4 ]; then
 		pass "$1"
 	else
-		fail "$1" "$_k key exchanges in `basename "$2"`, want >= 10"
+		fail "$1" "$_k key exchanges in `basename "$2"`, want >= 4"
 	fi
 }
 
@@ -96,7 +101,7 @@ big_data() {
 }
 
 # rekey_xfer PEER SSH: xfer_ssh PEER-rekey with SSH and RekeyLimit 1M,
-# and SSH's log shows at least 10 key exchanges (PEER-rekeys-client).
+# and SSH's log shows at least 4 key exchanges (PEER-rekeys-client).
 rekey_xfer() {
 	_saved="$SSH_CONFIG"
 	SSH_CONFIG=`more_config rekey "RekeyLimit 1M" "LogLevel DEBUG2"`

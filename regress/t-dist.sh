@@ -172,10 +172,12 @@ else
 fi
 
 # 7. Each a la carte patch alone builds, with the configure arguments of
-# our build, and has its feature (and no other's).  A patch that does not
-# touch configure.ac is built incrementally in a copy of the configured
-# stock twin (same flags; make rebuilds what the patch changes and relinks
-# every program); one that does gets autoreconf and a fresh configure.
+# our build, and has its feature (and no other's).  Each is built
+# incrementally in a copy of the configured stock twin (same flags; make
+# rebuilds what the patch changes and relinks every program); one that
+# touches configure.ac gets autoreconf and a fresh configure there first,
+# which leaves config.h and its time alone where its content is the same
+# (0001's check for pthread.h defines nothing).
 # OpenSSH's Makefile rebuilds every object when Makefile.in is newer; a
 # patch whose Makefile.in lines differ only in object names changes no
 # object's flags, so Makefile.in keeps the stock time and only what the
@@ -192,21 +194,19 @@ makefile_objs_only() {
 }
 for p in $SERIES; do
 	t="$TESTDIR/build-$p"
-	if grep -q '^+++ b/configure.ac' "$DIST/$p"; then
-		how="autoreconf + configure"
-		cp -a "$TESTDIR/pristine" "$t"
-		patch -d "$t" -p1 -s -F0 <"$DIST/$p" &&
-		    (cd "$t" && autoreconf >build.log 2>&1 &&
+	how="incremental, in a copy of the stock build"
+	cp -a "$STOCK_BUILD" "$t"
+	patch -d "$t" -p1 -s -F0 <"$DIST/$p" &&
+	    if makefile_objs_only "$DIST/$p"; then
+		touch -r "$STOCK_BUILD/Makefile.in" "$t/Makefile.in"
+	    fi &&
+	    if grep -q '^+++ b/configure.ac' "$DIST/$p"; then
+		how="autoreconf + configure, in a copy of the stock build"
+		(cd "$t" && autoreconf >build.log 2>&1 &&
 		    eval ./configure $ARGS >>build.log 2>&1)
-	else
-		how="incremental, in a copy of the stock build"
-		cp -a "$STOCK_BUILD" "$t"
-		patch -d "$t" -p1 -s -F0 <"$DIST/$p" &&
-		    if makefile_objs_only "$DIST/$p"; then
-			touch -r "$STOCK_BUILD/Makefile.in" "$t/Makefile.in"
-		    fi &&
-		    (cd "$t" && ./config.status >build.log 2>&1)
-	fi
+	    else
+		(cd "$t" && ./config.status >build.log 2>&1)
+	    fi
 	if [ $? -eq 0 ] && (cd "$t" && make -j"$NPROC" >>build.log 2>&1); then
 		pass "alone-builds-$p"
 	else

@@ -8,7 +8,7 @@
 
 . "`dirname "$0"`/lib.sh"
 
-SIZE=${HPN_XFER_BYTES:-67108864}
+SIZE=${HPN_XFER_BYTES:-$XFER}
 
 if ! have_progs "$SYS_SSH" "$SYS_SCP" "$SYS_SFTP"; then
 	skip stock-client "Debian's openssh-client is not installed ($SYS_SSH)"

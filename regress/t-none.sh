@@ -8,7 +8,7 @@
 
 . "`dirname "$0"`/lib.sh"
 
-SIZE=${HPN_XFER_BYTES:-67108864}
+SIZE=${HPN_XFER_BYTES:-$XFER}
 SSH="$HPN_BUILD/ssh"
 NONE="-o NoneEnabled=yes -o NoneSwitch=yes"
 WARN="WARNING: ENABLED NONE CIPHER"

@@ -12,7 +12,7 @@
 # OPENSSH_TREE selects another built tree (e.g. build/stock).
 #
 # The tests that mostly wait (timeouts, forwardings, multiplexing), the
-# unit tests and a few long ones run alongside the others, in two more
+# unit tests and a few long ones run alongside the others, in three more
 # workers: this script again (--worker PORT TEST...) on a copy of the
 # tree, so with its own regress directory, files and sshd port
 # (TEST_SSH_PORT).  Every test that listens on a fixed port of its own
@@ -46,8 +46,6 @@ listvar() {
 
 if [ $WORKER = yes ]; then
 	# The tree's Makefile names its own directory: the copy's instead.
-	cp -a "$TREE" "$TESTDIR/tree" || die "cannot copy $TREE"
-	TREE="$TESTDIR/tree"
 	MAKEVARS="abs_top_srcdir=$TREE abs_top_builddir=$TREE BUILDDIR=$TREE"
 	export TEST_SSH_PORT
 elif ! make -s -C "$TREE" regress-prep regress-binaries \
@@ -131,10 +129,15 @@ want() {
 # logs' times of 2026-11-28 (10.5p1, 2 vCPUs, in CI): with two workers
 # each took about 650 s (unit 300, rekey 132, forward-control 131); with
 # three, 546, 422 and 458 s before cert-hostkey (46 s) and exit-status
-# (27 s) moved out of the first.
+# (27 s) moved out of the first.  On 2026-11-29 three workers took 510,
+# 489 and 516 s with the CPUs 22% idle (unit 332, rekey 144, sftp 82,
+# channel-timeout 75 s): hence a fourth.  With four, 458, 352, 436 and
+# 402 s, before agent-restrict (27 s) and stderr-data (14 s) moved out of
+# the first.
 SECOND="forward-control multiplex cfgmatch cfgmatchlisten forwarding
-connection-timeout rekey cert-hostkey"
-THIRD="unit channel-timeout sftp exit-status"
+connection-timeout cert-hostkey agent-restrict stderr-data"
+THIRD="unit exit-status login-timeout penalty-expire"
+FOURTH="rekey channel-timeout sftp agent-timeout try-ciphers cert-userkey"
 LTESTS=`listvar LTESTS`
 # worker_tests LIST: those of LIST the tree has and the caller wants.
 worker_tests() {
@@ -146,18 +149,25 @@ worker_tests() {
 }
 second=`worker_tests "$SECOND" | tr '\n' ' '`
 third=`worker_tests "$THIRD" | tr '\n' ' '`
+fourth=`worker_tests "$FOURTH" | tr '\n' ' '`
 in_other() {
-	case " $second $third " in *" $1 "*) return 0 ;; esac
+	case " $second $third $fourth " in *" $1 "*) return 0 ;; esac
 	return 1
 }
-for w in 2 3; do
+for w in 2 3 4; do
 	case $w in
 	2)	list=$second ;;
 	3)	list=$third ;;
+	4)	list=$fourth ;;
 	esac
 	[ -n "`echo $list`" ] || continue
+	# Each worker's copy of the tree is made here, before any test
+	# writes into the tree (a copy made while one runs can fail on a
+	# file that vanished under it).
+	cp -a "$TREE" "$TESTDIR/tree$w" || die "cannot copy $TREE"
 	# shellcheck disable=SC2086
-	sh "$0" --worker `expr 4142 + $w \* 100` $list >"$TESTDIR/worker$w.out" 2>&1 &
+	OPENSSH_TREE="$TESTDIR/tree$w" sh "$0" --worker \
+	    `expr 4142 + $w \* 100` $list >"$TESTDIR/worker$w.out" 2>&1 &
 	eval "WPID$w=$!"
 	hpn_track_pid $!
 done
@@ -177,7 +187,7 @@ if grep -q '^tests:.*[[:space:]]extra-tests' "$TREE/Makefile"; then
 		want "$t" && run_one extra-tests "$t"
 	done
 fi
-for w in 2 3; do
+for w in 2 3 4; do
 	eval "_pid=\${WPID$w:-}"
 	[ -n "$_pid" ] || continue
 	wait $_pid

@@ -190,8 +190,12 @@ from=`log_mark`
 volumes volume-stockssh "$TESTDIR/err.volume-stockssh" $STOCKS
 wait_until 5 log_has $from "rekey in after"
 volumes volume-stockssh-sshd "$SSHD_LOG" $STOCKS $from
-count_up volume-up-ours "$SSH" 1342177280 1
-count_up volume-up-stockssh "$STOCK_BUILD/ssh" 1342177280 2
+# The volumes' hunks ran above; counting 2.5 GiB through them again is
+# for the default release.
+if ! default_release_only "volume-up-*"; then
+	count_up volume-up-ours "$SSH" 1342177280 1
+	count_up volume-up-stockssh "$STOCK_BUILD/ssh" 1342177280 2
+fi
 stop_sshd
 start_sshd volumestock stock "Ciphers $C"
 "$SSH" -F "$SSH_CONFIG" -v hpntest true 2>"$TESTDIR/err.volume-stocksshd" ||
