@@ -1119,7 +1119,13 @@ hpn_window_kex_guess(struct ssh *ssh)
  * empties the path every 10 s) does not queue a burst either.  A queue
  * that stays long while bulk channels are held is not theirs (other
  * traffic on the path); holding would only cede the path to it, so it
- * stops for HPN_HOLD_OFF_SEC.  A sending-side change: it works with any
+ * stops for HPN_HOLD_OFF_SEC.  Until the path fills, and while it stops,
+ * the congestion window limits the rate rather than the path, and what
+ * waits is in the socket (at 1000 ms, tens of MB unsent while the round
+ * trip stayed at its minimum): bulk channels are then held while the
+ * socket's unsent bytes and the output buffer hold more than
+ * HPN_HOLD_UNSENT_MSEC of the rate the socket sends at, which leaves TCP
+ * data to send at all times.  A sending-side change: it works with any
  * peer.
  */
 #if defined(HPN_HAVE_TCP_INFO) && defined(SIOCOUTQ) && \
@@ -1245,6 +1251,27 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
 	return 0;
 }
 
+/*
+ * Not holding to the path: sets send.room to what keeps the socket's unsent
+ * bytes and the output buffer to HPN_HOLD_UNSENT_MSEC of the rate it sends
+ * at (the delivery rate, or the pacing rate where higher, as in a start).
+ */
+static void
+send_unsent(struct hpn_window *hw, const struct tcp_info *ti, size_t obuf)
+{
+	u_int64_t rate = hw->send.bw, allow;
+
+	if (hw->send.rtt < HPN_HOLD_RTT_USEC)
+		return;
+	if (ti->tcpi_pacing_rate != ~0ULL && ti->tcpi_pacing_rate > rate)
+		rate = ti->tcpi_pacing_rate;
+	allow = rate * HPN_HOLD_UNSENT_MSEC / 1000;
+	if (allow < HPN_HOLD_MIN)
+		allow = HPN_HOLD_MIN;
+	hw->send.room = (int64_t)allow - (int64_t)ti->tcpi_notsent_bytes -
+	    (int64_t)obuf;
+}
+
 /* Reads the connection's TCP_INFO and send queue; sets send.room. */
 static void
 send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
@@ -1283,13 +1310,15 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	    ti.tcpi_snd_mss;
 	hw->send.segs = ti.tcpi_delivered;
 	send_rate(hw, now, ti.tcpi_bytes_acked, hw->send.delivered);
-	if (!send_holding(hw, sock, now, ti.tcpi_rtt))
+	obuf = sshbuf_len(ssh_packet_get_output(ssh));
+	if (!send_holding(hw, sock, now, ti.tcpi_rtt)) {
+		send_unsent(hw, &ti, obuf);
 		return;
+	}
 	bdp = hw->send.bw * hw->send.rtt / 1000000;
 	cap = bdp + bdp / HPN_HOLD_EXTRA;
 	if (cap < HPN_HOLD_MIN)
 		cap = HPN_HOLD_MIN;
-	obuf = sshbuf_len(ssh_packet_get_output(ssh));
 	hw->send.room = (int64_t)cap - queued - (int64_t)obuf;
 	send_pace(hw, sock, hw->send.bw + hw->send.bw / HPN_HOLD_PACE);
 	want = hw->send.bw * HPN_HOLD_LOWAT_MSEC / 1000;

@@ -137,6 +137,11 @@
 /* Never held below this much queued. */
 #define HPN_HOLD_MIN		(1024*1024)
 /*
+ * Until the path fills: held while the socket's unsent bytes and the
+ * output buffer hold more than the socket sends in this long.
+ */
+#define HPN_HOLD_UNSENT_MSEC	8
+/*
  * The path filled once the rate grew by less than a quarter in this many
  * minimum round trips on end, and the smoothed round trip is 1/this
  * above the least.
