@@ -78,7 +78,7 @@ big_packets() {
 		    tr '\n\r' '  '`
 		echo "# $1-250k-banner-to-client: ssh also said: $_more"
 	else
-		fail "$1-250k-banner-to-client" "got `wc -c <"$TESTDIR/banner.$1"` bytes, `cmp "$BANNER" "$TESTDIR/banner.$1" 2>&1 | head -n 1`"
+		fail "$1-250k-banner-to-client" "got $_got bytes, `cmp "$BANNER" "$TESTDIR/banner.$1" 2>&1 | head -n 1`"
 	fi
 	_l=`log_mark`
 	_cfg="$TESTDIR/ssh_config.big-$1"
