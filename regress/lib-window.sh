@@ -44,7 +44,7 @@ did_not_grow() {
 # logged at debug2 for a KIND (stock or patched) peer (lib.sh's
 # budget_lines), each of which must add up (budget_problem), with headroom
 # BASE (at least) and HPNBufferSize MAX (default WINDOW_MAX), the rate
-# within the link's (25% slack for sampling) and the round trip within
+# within the link's (50% slack for sampling) and the round trip within
 # what lfn_up accepts; at least one rate must be above zero (the budget
 # grew as the link proved its rate) unless the need reached MAX at once,
 # and no window growth may leave the
@@ -64,8 +64,13 @@ peer_budget() {
 	# repaired a span also counts data that arrived in the span before
 	# (hpn-window.c), and both spans of the lower-of-two rule can carry
 	# such a burst: a short link's rates have been seen up to 15% above
-	# it (make check-releases, 10.0p1, 2026-11-27).  25% slack.
-	_ratemax=`expr $LFN_MBIT \* 125000 \* 5 / 4`
+	# it (make check-releases, 10.0p1, 2026-11-27).  And on a starved
+	# machine the link (bench/tunlink.c) delivers what fell due while it
+	# waited for a CPU at once, so a span can count more than the link
+	# carried in it: 31% above (CI, three releases at once on two
+	# cores, 9.2p1, 2026-11-29).  50% slack: a rate in the wrong unit or
+	# counted twice is still caught.
+	_ratemax=`expr $LFN_MBIT \* 125000 \* 3 / 2`
 	_rttlo=`expr \( $LFN_RTT_MS - 2 \) \* 1000`
 	_rtthi=`expr \( $LFN_RTT_MS + $LFN_RTT_MS / 5 + 5 \) \* 1000`
 	_why=`printf '%s\n' "$_caps" | {
