@@ -16,7 +16,9 @@
 # same command's time for an empty transfer), % of raw TCP, CPU seconds
 # per GiB of client and server (sshd's children, from /proc) and the peak
 # RSS of each (the client's from time(1), the server's the largest VmHWM
-# of sshd's sessions, sampled every half second).  On links of 600 ms or
+# of sshd's sessions, sampled every half second), and in how many runs
+# the sender's congestion window took BBR's PROBE_RTT dip as the data
+# started (dips_start).  On links of 600 ms or
 # more, one more patched->patched upload with sshd at LogLevel DEBUG2
 # shows the largest window and the budget it grew in, beside sshd's peak
 # RSS.  BENCH_PAIRS (default "stock->stock patched->patched stock->patched
@@ -91,6 +93,35 @@ hwm_stop() {
 	wait $HWM_PID 2>/dev/null
 	SRSS=`awk '$1 > m { m = $1 } END { print m + 0 }' "$TESTDIR/hwm"`
 	SRSS_SUM=`awk '$2 > m { m = $2 } END { print m + 0 }' "$TESTDIR/hwm"`
+}
+
+# dips_start NS SELECTOR BYTES / dips_stop: DIP, 1 if the sending side's
+# connection (SELECTOR in namespace NS) dropped its congestion window to
+# 4 packets, BBR's PROBE_RTT, while the data started: after its first
+# 64 KiB (more than the setup sends) were acknowledged and before a
+# sixteenth of BYTES (ss -ti, every half second), else 0.  At 1000 ms a
+# connection whose setup outlasts BBR's 10 s min_rtt window can take that
+# dip as the data starts, which stalls its ramp for a round trip and a
+# half (docs/sftp-pipeline.md).  The dip a long transfer takes later, at
+# full rate when BBR's minimum expires again, is not counted.
+dips_start() {
+	( while :; do
+		ip netns exec "$1" ss -Htin state established $2 |
+		    tr ' ' '\n' | awk -v b=$3 '
+		    /^cwnd:/ { c = substr($0, 6) }
+		    /^bytes_acked:/ { a = substr($0, 13)
+			if (c == 4 && a > 65536 && a < b / 16) print "dip" }'
+		sleep 0.5
+	done ) >"$TESTDIR/dips" 2>/dev/null &
+	DIPS_PID=$!
+	hpn_track_pid $DIPS_PID
+}
+dips_stop() {
+	kill $DIPS_PID 2>/dev/null
+	wait $DIPS_PID 2>/dev/null
+	hpn_untrack_pid $DIPS_PID
+	DIP=0
+	[ ! -s "$TESTDIR/dips" ] || DIP=1
 }
 
 # run CMD: runs CMD in A under time(1); sets ELAPSED, CCPU and CRSS
@@ -178,12 +209,19 @@ bench_pair() {
 		while [ $_r -lt $RUNS ]; do
 			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $_e`"
 			_setup=$ELAPSED
+			case $_way in
+			up)	dips_start "$LFN_A" \
+				    "dst $LFN_ADDR_B:$SSHD_PORT" $_b ;;
+			down)	dips_start "$LFN_B" \
+				    "src $LFN_ADDR_B:$SSHD_PORT" $_b ;;
+			esac
 			run "`cmd $_way $_m $_cb/ssh $_cb/scp $_cb/sftp $_d`"
+			dips_stop
 			case $_m in
 			*-x8)	SRSS=$SRSS_SUM ;;
 			esac
 			echo "$ELAPSED $_setup ${CCPU:--} $SCPU ${CRSS:--} $SRSS" \
-			    >>"$TESTDIR/runs"
+			    "$DIP" >>"$TESTDIR/runs"
 			_r=`expr $_r + 1`
 		done
 		# One line per run: MB/s, client and server s/GiB and peak
@@ -196,10 +234,11 @@ bench_pair() {
 		}' "$TESTDIR/runs" >"$TESTDIR/rates"
 		_lo=`sort -g "$TESTDIR/rates" | head -n 1 | cut -d' ' -f1`
 		_hi=`sort -g "$TESTDIR/rates" | tail -n 1 | cut -d' ' -f1`
+		_dips=`awk '{ n += $7 } END { print n + 0 }' "$TESTDIR/runs"`
 		awk -v l="$_label" -v m="$_m" -v mbs="`median 1`" \
 		    -v cc="`median 2`" -v sc="`median 3`" -v raw="$RAW" \
 		    -v cr="`median 4`" -v sr="`median 5`" \
-		    -v lo="$_lo" -v hi="$_hi" -v runs=$RUNS 'BEGIN {
+		    -v lo="$_lo" -v hi="$_hi" -v runs=$RUNS -v dips=$_dips 'BEGIN {
 			cc = cc == "-" ? "-" : sprintf("%.2f", cc)
 			cr = cr == "-" ? "-" : sprintf("%.0f", cr)
 			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f %7s %7.0f", l,
@@ -207,6 +246,9 @@ bench_pair() {
 			if (runs > 1)
 				printf "   %3.0f-%.0f%%", 100 * lo / raw,
 				    100 * hi / raw
+			if (dips > 0)
+				printf "   PROBE_RTT at the start in %d of %d",
+				    dips, runs
 			printf "\n"
 		}'
 	done
