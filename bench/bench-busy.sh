@@ -22,12 +22,17 @@
 # included, is printed on the link's line).  The goal of issue 49: busy
 # within 10% of idle (`true`), a keystroke within one round trip plus
 # 20 ms, the bulk at 95% of raw TCP or more.  BENCH_CIPHER gives ssh a
-# cipher (-c).
+# cipher (-c).  BENCH_LOG=DIR keeps each ControlMaster's ssh -v log there
+# (busy-LABEL-RTT.log: when the hold turns on and off).
 
 . "`dirname "$0"`/../regress/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
 
 LINKS=${BENCH_LINKS:-"1000:100 1000:600 1000:1000"}
+if [ -n "${BENCH_LOG:-}" ]; then
+	mkdir -p "$BENCH_LOG" && BENCH_LOG=`cd "$BENCH_LOG" && pwd` ||
+	    { echo "bench-busy: cannot use BENCH_LOG $BENCH_LOG" >&2; exit 1; }
+fi
 RUNS=${BENCH_RUNS:-5}
 case "$RUNS" in
 ''|*[!0-9]*|0)	echo "bench-busy: BENCH_RUNS must be a positive number, not '$RUNS'" >&2
@@ -120,8 +125,11 @@ for link in $LINKS; do
 		lfn_start_sshd "busy$LABEL" "$B" "LogLevel INFO" \
 		    "MaxSessions 20"
 		CTL="$TESTDIR/ctl.$LABEL"
+		_log=
+		[ -z "${BENCH_LOG:-}" ] ||
+		    _log="-v -E $BENCH_LOG/busy-$LABEL-$rtt.log"
 		lfn_a "$B/ssh" -F "$SSH_CONFIG" ${BENCH_CIPHER:+-c $BENCH_CIPHER} \
-		    -M -S "$CTL" -N hpntest 2>"$TESTDIR/master.err" &
+		    $_log -M -S "$CTL" -N hpntest 2>"$TESTDIR/master.err" &
 		_mpid=$!
 		hpn_track_pid $_mpid
 		wait_until 30 test -S "$CTL" ||
