@@ -58,9 +58,9 @@ notsent() {
 
 # ramp NAME NS SELECTOR: while the congestion window grows (the first 3 s
 # of the copy), what waits unsent in the sender's socket stays within
-# 2 MiB: twice HPN_HOLD_MIN, the most the unsent rule allows here (8 ms
-# of the rate is less on this link).  Without the rule the socket took
-# 6.4 MB here at 1.5 s, in both directions (2026-11-29).
+# 2 MiB: twice what the unsent rule allows here, HPN_HOLD_MIN (8 ms of
+# the rate is less on this link).  Without the rule the socket took
+# 5.7-6.4 MB about 1.5 s in, in either direction (2026-11-29).
 ramp() {
 	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 \
 	    21 22 23 24 25 26 27 28 29 30; do
