@@ -31,28 +31,32 @@ MASTER=$!
 hpn_track_pid $MASTER
 wait_until 20 test -S "$CTL" || die "no ControlMaster socket"
 
-# srtt_ratio NS SELECTOR: the sender's smoothed round trip over its
-# minimum, in hundredths, from ss -ti in namespace NS: of the connection
-# SELECTOR names that moved the most (the link's own check may linger).
-srtt_ratio() {
+# conns NS SELECTOR: from ss -ti in namespace NS, one line per
+# connection SELECTOR names: the bytes it moved (acked and received),
+# its smoothed and minimum round trips and its unsent bytes (0 where ss
+# shows none).
+conns() {
 	ip netns exec "$1" ss -Htin state established $2 | tr ' ' '\n' | awk '
 	    /^rtt:/ { split(substr($0, 5), a, "/"); s = a[1] }
 	    /^bytes_(acked|received):/ { split($0, b, ":"); n += b[2] }
-	    /^minrtt:/ { m = substr($0, 8)
-		if (n >= best && s > 0 && m > 0) {
-			best = n; r = int(100 * s / m) }
-		n = 0 }
+	    /^notsent:/ { u = substr($0, 9) }
+	    /^minrtt:/ { print n + 0, s + 0, substr($0, 8) + 0, u + 0
+		n = 0; s = 0; u = 0 }'
+}
+
+# srtt_ratio NS SELECTOR: the sender's smoothed round trip over its
+# minimum, in hundredths, of the connection SELECTOR names that moved the
+# most (the link's own check may linger).
+srtt_ratio() {
+	conns "$1" "$2" | awk '$1 >= best && $2 > 0 && $3 > 0 {
+		best = $1; r = int(100 * $2 / $3) }
 	    END { if (best > 0) print r }'
 }
 
-# notsent NS SELECTOR: the unsent bytes in the socket (ss -ti) of the
-# connection SELECTOR names that moved the most, 0 where ss shows none.
+# notsent NS SELECTOR: the unsent bytes in the socket of the connection
+# SELECTOR names that moved the most.
 notsent() {
-	ip netns exec "$1" ss -Htin state established $2 | tr ' ' '\n' | awk '
-	    /^notsent:/ { u = substr($0, 9) }
-	    /^bytes_(acked|received):/ { split($0, b, ":"); n += b[2] }
-	    /^minrtt:/ { if (n >= best) { best = n; r = u + 0 }
-		n = 0; u = 0 }
+	conns "$1" "$2" | awk '$1 >= best { best = $1; r = $4 }
 	    END { print r + 0 }'
 }
 
