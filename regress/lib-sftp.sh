@@ -16,7 +16,7 @@ ADV_TIMEOUT="${ADV_TIMEOUT:-60}"
 
 ADV_MODES="sftp-get-r sftp-put-r sftp-get-rp sftp-put-rp sftp-get-glob
 	sftp-put-glob sftp-get-one sftp-get-ra sftp-put-ra scp-down-r scp-up-r
-	scp-down-rp scp-up-rp scp-down-glob scp-up-args scp-up-one
+	scp-down-rp scp-up-rp scp-down-glob scp-up-args scp-up-one scp-down-one
 	sftp-get-dup sftp-put-dup scp-down-dup scp-up-dup"
 
 # adv_setup SEED NFILES: the source tree, the destination's old files
@@ -87,6 +87,7 @@ adv_copy() {
 	scp-down-glob)	set -- "$@" "x:$_as/f*" "$_ad/src/" ;;
 	scp-up-args)	set -- "$@" "$_as"/f* "x:$_ad/src/" ;;
 	scp-up-one)	set -- "$@" "$_as/f0" "x:$_ad/src/f0" ;;
+	scp-down-one)	set -- "$@" "x:$_as/f0" "$_ad/src/f0" ;;
 	scp-down-dup)	set -- "$@" "x:$TESTDIR/dup/*/f" "$_ad/" ;;
 	scp-up-dup)	set -- "$@" "$TESTDIR/dup"/*/f "x:$_ad/" ;;
 	*)		die "adv_copy: no mode $2" ;;
