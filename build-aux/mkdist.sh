@@ -14,7 +14,10 @@
 #                        pristine openssh-RELEASE, creating the new files
 #                        the feature needs; each applies alone, and any
 #                        subset applies in series order, with "patch -p1"
-#                        and no fuzz
+#                        and no fuzz.  A patch whose header says "Needs:
+#                        OTHER.patch" is against pristine plus OTHER
+#                        (0010's resume on 0007's pipeline): it applies
+#                        after OTHER, in any subset that has OTHER
 #   series               those patches in order
 #   openssh-RELEASE-VERSION-kitchen-sink.patch
 #                        all features in one patch
@@ -119,18 +122,24 @@ for p in $SERIES; do
 	done
 done
 
-# A la carte: each patch alone on pristine, with its new files.
+# A la carte: each patch alone on pristine (or on pristine and the a la
+# carte patches it needs), with its new files.
 : >"$OUT/series"
 for p in $SERIES; do
-	rm -rf "$WORK/one"
-	cp -a "$PRISTINE" "$WORK/one"
+	rm -rf "$WORK/one" "$WORK/under"
+	cp -a "$PRISTINE" "$WORK/under"
+	for n in `header "$PATCHDIR/$p" | sed -n 's/^Needs: //p' | tr ',' ' '`; do
+		[ -f "$OUT/$n" ] || die "$p needs $n, which is not before it"
+		apply "$WORK/under" "$OUT/$n"
+	done
+	cp -a "$WORK/under" "$WORK/one"
 	apply "$WORK/one" "$PATCHDIR/$p"
 	nf=`newfiles "$PATCHDIR/$p"`
 	for f in $nf; do
 		cp "$TOP/$f" "$WORK/one/$f"
 	done
 	header "$PATCHDIR/$p" >"$WORK/header"
-	sh "$HERE/mkpatch.sh" "$PRISTINE" "$WORK/one" "$WORK/header" \
+	sh "$HERE/mkpatch.sh" "$WORK/under" "$WORK/one" "$WORK/header" \
 	    >"$OUT/$p"
 	echo "$p" >>"$OUT/series"
 done

@@ -26,8 +26,13 @@
 #   hostile=1      every listing also names "..", "../evil-up",
 #                  "/tmp/evil-abs" and "sub/evil"
 #   seed=S         seed of the random choices (default 1)
-#   log=FILE       append "open PATH", "close PATH" lines to FILE, and
-#                  "stopped PID" when stop= takes effect
+#   log=FILE       append "open PATH", "close PATH" lines to FILE,
+#                  "stopped PID" when stop= takes effect, and "data PATH
+#                  OFF N" for each READ answered and WRITE done
+#   checkfile=HOW  state and answer check-file-handle and check-file-name
+#                  (draft-ietf-secsh-filexfer-extensions-00): HOW is ok,
+#                  bad (hashes of other bytes), fail (FAILURE), unsup
+#                  (OP_UNSUPPORTED) or md5 (md5, whatever was asked)
 #
 # "sftp-adversary.py tree DIR SEED N" makes a test tree of N files;
 # "sftp-adversary.py compare ..." checks a copy's result (compare());
@@ -38,6 +43,7 @@
 
 import errno
 import fnmatch
+import hashlib
 import os
 import random
 import select
@@ -72,7 +78,7 @@ def options():
         if k not in ("short", "shortrand", "reorder", "delay", "chunk",
                      "restart", "failread", "failwrite", "failname",
                      "refuse", "handles", "nolimits", "nosize", "stop",
-                     "drop", "hostile", "seed", "log"):
+                     "drop", "hostile", "seed", "log", "checkfile"):
             sys.stderr.write("sftp-adversary: unknown switch %r\n" % k)
             sys.exit(2)
         opts[k] = v
@@ -238,6 +244,9 @@ class Server:
             exts = b""
             if not opt_int("nolimits"):
                 exts += pstr("limits@openssh.com") + pstr("1")
+            if "checkfile" in OPT:
+                exts += pstr("check-file-handle") + pstr("1")
+                exts += pstr("check-file-name") + pstr("1")
             self.reply(bytes([FXP_VERSION]) + p32(3) + exts)
             return
         rid = m.u32()
@@ -342,6 +351,7 @@ class Server:
         if not data:
             self.status(rid, FX_EOF, "EOF")
             return
+        self.logline("data %s %d %d" % (h["path"], off, len(data)))
         self.reply(bytes([FXP_DATA]) + p32(rid) + pstr(data))
 
     def do_write(self, rid, m):
@@ -352,6 +362,7 @@ class Server:
             self.status(rid, FX_FAILURE, "write failed")
             return
         os.pwrite(h["fd"], data, off)
+        self.logline("data %s %d %d" % (h["path"], off, len(data)))
         self.status(rid, FX_OK)
 
     def do_stat(self, rid, m):
@@ -463,8 +474,49 @@ class Server:
         os.symlink(target, link)
         self.status(rid, FX_OK)
 
+    def check_file(self, rid, m, fd):
+        algs = m.string().decode().split(",")
+        off, n, bsize = m.u64(), m.u64(), m.u32()
+        how = OPT["checkfile"]
+        known = [a for a in algs if a in ("sha256", "sha512", "sha1", "md5")]
+        if how == "fail":
+            self.status(rid, FX_FAILURE, "cannot hash")
+            return
+        if how == "unsup" or not known:
+            self.status(rid, FX_OP_UNSUPPORTED, "no such hash")
+            return
+        alg = "md5" if how == "md5" else known[0]
+        size = os.fstat(fd).st_size
+        end = size if n == 0 else min(size, off + n)
+        step = bsize if bsize else max(end - off, 1)
+        out = b""
+        pos = off
+        while True:
+            stop = min(end, pos + step)
+            h = hashlib.new(alg)
+            data = os.pread(fd, max(stop - pos, 0), pos) if stop > pos else b""
+            if how == "bad":
+                data = b"x" + data
+            h.update(data)
+            out += h.digest()
+            pos = stop
+            if pos >= end:
+                break
+        self.reply(bytes([FXP_EXTENDED_REPLY]) + p32(rid) +
+                   pstr("check-file") + pstr(alg) + out)
+
     def do_extended(self, rid, m):
         name = m.string()
+        if name == b"check-file-handle" and "checkfile" in OPT:
+            self.check_file(rid, m, self.file(m)["fd"])
+            return
+        if name == b"check-file-name" and "checkfile" in OPT:
+            fd = os.open(self.path(m), os.O_RDONLY)
+            try:
+                self.check_file(rid, m, fd)
+            finally:
+                os.close(fd)
+            return
         if name == b"limits@openssh.com" and not opt_int("nolimits"):
             self.reply(bytes([FXP_EXTENDED_REPLY]) + p32(rid) +
                        p64(MAX_MSG) + p64(MAX_MSG - 1024) +

@@ -5,7 +5,9 @@
 # with plain "patch -p1" and no fuzz, creates its new files, and the
 # result builds and has the feature; every subset applies in series
 # order; the kitchen sink makes exactly the tree we build and test; the
-# tarball and the checksums are complete and correct.
+# tarball and the checksums are complete and correct.  A patch whose
+# header says "Needs: OTHER.patch" (0010 on 0007) is taken "alone" on
+# top of OTHER, and subsets that have it without OTHER are skipped.
 
 . "`dirname "$0"`/lib.sh"
 
@@ -22,6 +24,12 @@ pristine() {
 	mkdir -p "$1"
 	tar -xzf "$TARBALL" -C "$1" --strip-components=1 ||
 	    die "cannot unpack $TARBALL"
+}
+
+# needs PATCH: the a la carte patches PATCH needs under it (its header's
+# Needs: line), in $DIST.
+needs() {
+	sed '/^---$/q' "$DIST/$1" | sed -n 's/^Needs: //p' | tr ',' ' '
 }
 
 # 1. make dist's script writes everything.
@@ -112,6 +120,10 @@ pristine "$TESTDIR/pristine"
 for p in $SERIES; do
 	rm -rf "$TESTDIR/one"
 	cp -a "$TESTDIR/pristine" "$TESTDIR/one"
+	for n in `needs $p`; do
+		patch -d "$TESTDIR/one" -p1 -s <"$DIST/$n" ||
+		    fail "alone-applies-$p" "$n, which it needs, does not apply"
+	done
 	if out=`patch -d "$TESTDIR/one" -p1 <"$DIST/$p" 2>&1` &&
 	    ! printf "%s\n" "$out" | grep -qE 'fuzz|FAILED|Reversed'; then
 		pass "alone-applies-$p"
@@ -137,11 +149,23 @@ done
 (cd "$DIST" && sh "$HPN_TOP/build-aux/check-subsets.sh" \
     "$TESTDIR/pristine" $SERIES) >"$TESTDIR/subsets.out" 2>&1
 n=`grep -c '^ok ' "$TESTDIR/subsets.out"`
+sk=`grep -c '^skip ' "$TESTDIR/subsets.out"`
 want=$(( (1 << `echo $SERIES | wc -w`) - 1 ))
-if [ "$n" -eq "$want" ] && ! grep -q '^FAIL' "$TESTDIR/subsets.out"; then
+# Skipped: the subsets with a patch that needs another but not that one.
+want_sk=0
+i=0
+for p in $SERIES; do
+	if [ -n "`needs $p`" ]; then
+		# Half of the subsets with p lack the one patch it needs.
+		want_sk=$(( want_sk + (1 << (`echo $SERIES | wc -w` - 2)) ))
+	fi
+done
+if [ "$n" -eq $((want - want_sk)) ] && [ "$sk" -eq "$want_sk" ] &&
+    ! grep -q '^FAIL' "$TESTDIR/subsets.out"; then
 	pass "subsets-apply-$n"
+	echo "# subsets-apply: $n apply, $sk skipped (a patch without what it needs)"
 else
-	fail subsets-apply "$n of $want: `grep '^FAIL' "$TESTDIR/subsets.out" | head -n 2`"
+	fail subsets-apply "$n of $((want - want_sk)), $sk skipped of $want_sk: `grep '^FAIL' "$TESTDIR/subsets.out" | head -n 2`"
 fi
 first=`echo $SERIES | cut -d' ' -f1`
 if (cd "$DIST" && sh "$HPN_TOP/build-aux/check-subsets.sh" \
@@ -179,15 +203,17 @@ fi
 # which leaves config.h and its time alone where its content is the same
 # (0001's check for pthread.h defines nothing).
 # OpenSSH's Makefile rebuilds every object when Makefile.in is newer; a
-# patch whose Makefile.in lines differ only in object names changes no
-# object's flags, so Makefile.in keeps the stock time and only what the
-# patch changes (sources and, through .depend, their headers) compiles.
+# patch whose Makefile.in lines differ only in object names (and in
+# $(CHANNELLIBS) on link lines: 0010's libcrypto) changes no object's
+# flags, so Makefile.in keeps the stock time and only what the patch
+# changes (sources and, through .depend, their headers) compiles.
 ARGS=`cd "$STOCK_BUILD" && ./config.status --config`
 NPROC=`nproc 2>/dev/null || echo 2`
 makefile_objs_only() {
 	awk '/^diff |^--- /{f=0} /^\+\+\+ /{f=($2=="b/Makefile.in")}
 	    f && /^[-+]/ && !/^\+\+\+ / {
 		s=substr($0, 2); gsub(/[^ \t]+\.o/, "", s)
+		gsub(/\$\(CHANNELLIBS\)/, "", s)
 		gsub(/[ \t\\]/, "", s)
 		if (substr($0, 1, 1) == "-") m = m s; else p = p s
 	    } END { exit m != p }' "$1"
@@ -196,6 +222,9 @@ for p in $SERIES; do
 	t="$TESTDIR/build-$p"
 	how="incremental, in a copy of the stock build"
 	cp -a "$STOCK_BUILD" "$t"
+	for n in `needs $p`; do
+		patch -d "$t" -p1 -s -F0 <"$DIST/$n"
+	done
 	patch -d "$t" -p1 -s -F0 <"$DIST/$p" &&
 	    if makefile_objs_only "$DIST/$p"; then
 		touch -r "$STOCK_BUILD/Makefile.in" "$t/Makefile.in"
@@ -283,6 +312,20 @@ for p in $SERIES; do
 		*)	fail "alone-has-feature-$p-guess-$got" \
 			    "ssh's guessed key exchange: $got" ;;
 		esac ;;
+	*verified-resume*)
+		# On 0007: sftp-server answers check-file, sftp and scp ask.
+		bad=
+		strings "$t/sftp-server" | grep -qx check-file-name ||
+		    bad="$bad sftp-server"
+		for prog in sftp scp; do
+			strings "$t/$prog" | grep -qx check-file-handle ||
+			    bad="$bad $prog"
+		done
+		if [ -z "$bad" ]; then
+			pass "alone-has-feature-$p-check-file"
+		else
+			fail "alone-has-feature-$p-check-file" "no check-file in:$bad"
+		fi ;;
 	*packet-path*)
 		# libcrypto's Poly1305 in the packet path of ssh and sshd.
 		bad=

@@ -1,0 +1,40 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors.
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#ifndef SFTP_RESUME_H
+#define SFTP_RESUME_H
+
+/*
+ * Verified resume (sftp reget, reput, get -a, put -a; scp -Z): before a
+ * copy goes on from the size of what the target already has, that part
+ * is compared with the source, range by range, by hashes the server
+ * computes (the check-file requests, sftp-check.h).  The copy goes on
+ * from the first range that differs, or from the target's end if none
+ * does.  A server without those requests gets stock's resume, which
+ * trusts the size, and a warning that it is unverified.
+ */
+#define SFTP_RESUME_RANGE	(32 * 1024 * 1024)	/* bytes per hash */
+#define SFTP_RESUME_AHEAD	4	/* hash requests in flight */
+#define SFTP_RESUME_ALGS	"sha256,sha512"
+
+struct sftp_conn;
+
+int	sftp_resume_prefix(struct sftp_conn *, const u_char *, size_t,
+    const char *, const char *, int, uint64_t, uint64_t *);
+int	sftp_resume_upload(struct sftp_conn *, const char *, const char *,
+    int, uint64_t, Attrib *);
+
+#endif /* SFTP_RESUME_H */
