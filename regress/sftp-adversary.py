@@ -188,6 +188,7 @@ class Server:
         self.next_handle = 0
         self.nreq = 0
         self.stopped = False
+        self.eof = False
         self.log = open(OPT["log"], "a") if "log" in OPT else None
 
     def logline(self, s):
@@ -210,9 +211,31 @@ class Server:
             RNG.shuffle(self.held)
         out = b"".join(self.held)
         self.held = []
-        while out:
-            n = os.write(1, out)
-            out = out[n:]
+        # Read requests while the replies go out: a client may be
+        # blocked sending its requests, not reading, while the pipe to
+        # it is full (scp and sftp through -D write with blocking I/O).
+        # Standard input and output may be one socket: both non-blocking
+        # meanwhile.
+        os.set_blocking(1, False)
+        try:
+            while out:
+                r, w, _ = select.select([] if self.eof else [0], [1], [])
+                if w:
+                    try:
+                        out = out[os.write(1, out):]
+                    except BlockingIOError:
+                        pass
+                if r:
+                    try:
+                        data = os.read(0, 1 << 20)
+                    except BlockingIOError:
+                        continue
+                    if data:
+                        self.inbuf += data
+                    else:
+                        self.eof = True
+        finally:
+            os.set_blocking(1, True)
 
     def status(self, rid, code, text=""):
         self.reply(bytes([FXP_STATUS]) + p32(rid) + p32(code) +
@@ -541,8 +564,12 @@ class Server:
                 m = Msg(self.inbuf[4:4 + n])
                 self.inbuf = self.inbuf[4 + n:]
                 self.handle(m)
-            if self.held and not self.waiting():
+            if self.held and (self.eof or not self.waiting()):
+                # It may have read more requests: to them first.
                 self.flush()
+                continue
+            if self.eof:
+                return 0
             data = os.read(0, 1 << 20)
             if not data:
                 return 0
