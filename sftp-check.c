@@ -41,6 +41,7 @@
 
 #include "digest.h"
 #include "log.h"
+#include "match.h"
 #include "misc.h"
 #include "sftp.h"
 #include "sshbuf.h"
@@ -149,7 +150,7 @@ sftp_check_range(int fd, int alg, uint64_t off, uint64_t len, u_char *out,
 int
 sftp_check_file(int fd, struct sshbuf *req, struct sshbuf *reply)
 {
-	char *algs = NULL, *cp, *name;
+	char *algs = NULL, *name;
 	uint64_t off, len, done, blen;
 	u_char hash[SFTP_CHECK_MAX_HASH];
 	uint32_t bsize;
@@ -165,8 +166,10 @@ sftp_check_file(int fd, struct sshbuf *req, struct sshbuf *reply)
 		status = SSH2_FX_BAD_MESSAGE;
 		goto out;
 	}
-	for (cp = algs; alg == -1 && (name = strsep(&cp, ",")) != NULL;)
+	if ((name = match_list(algs, SFTP_CHECK_ALGS, NULL)) != NULL) {
 		alg = sftp_check_alg(name);
+		free(name);
+	}
 	if (alg == -1) {
 		debug_f("none of the hash algorithms \"%s\" known", algs);
 		status = SSH2_FX_OP_UNSUPPORTED;

@@ -28,6 +28,7 @@
 #define SFTP_CHECK_MIN_BLOCK	256	/* the draft's least block-size */
 #define SFTP_CHECK_MAX_REPLY	(128 * 1024)	/* of hashes in a reply */
 #define SFTP_CHECK_MAX_HASH	64	/* bytes of the longest (sha512) */
+#define SFTP_CHECK_ALGS		"sha256,sha512,sha384,sha1,md5"	/* known */
 
 struct sshbuf;
 

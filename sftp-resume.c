@@ -43,13 +43,13 @@
 
 #include "digest.h"
 #include "log.h"
+#include "match.h"
 #include "misc.h"
 #include "sftp.h"
 #include "sftp-common.h"
 #include "sftp-client.h"
 #include "sshbuf.h"
 #include "ssherr.h"
-#include "xmalloc.h"
 #include "sftp-check.h"
 #include "sftp-resume.h"
 
@@ -66,7 +66,7 @@ unverified(const char *target)
 static int
 reply_hash(struct sshbuf *reply, int *algp)
 {
-	char *ext = NULL, *name = NULL, *cp, *algs, *want;
+	char *ext = NULL, *name = NULL;
 	int r, ok = 0;
 
 	*algp = -1;
@@ -79,10 +79,7 @@ reply_hash(struct sshbuf *reply, int *algp)
 		error("check-file reply: \"%s\", not \"check-file\"", ext);
 		goto out;
 	}
-	algs = cp = xstrdup(SFTP_RESUME_ALGS);
-	while (!ok && (want = strsep(&cp, ",")) != NULL)
-		ok = strcmp(want, name) == 0;
-	free(algs);
+	ok = match_pattern_list(name, SFTP_RESUME_ALGS, 0) == 1;
 	if (!ok || (*algp = sftp_check_alg(name)) == -1 ||
 	    sshbuf_len(reply) != ssh_digest_bytes(*algp)) {
 		error("check-file reply: a hash \"%s\" of %zu bytes, "
