@@ -669,7 +669,7 @@ check_exit_status() {
 # patched client's can be compared with an unpatched one's.
 client_messages() {
 	sed 's|^[^ ]*/scp: |scp: |' |
-	    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
+	    grep -v 'debug[0-9]:\|^OpenSSH_\|^Executing\|^\*\*\|^Authenticated\|^Transferred\|^Transfer verdict\|^Bytes per\|^Connecting\|^Entering\|^Retrieving\|^Fetching\|^Uploading\|^sftp>' |
 	    LC_ALL=C sort
 }
 

@@ -250,12 +250,14 @@ for p in $SERIES; do
 	printf "%s\n" "$G" | grep -q '^noneenabled ' && has="$has none"
 	printf "%s\n" "$G" | grep -q '^hpndisabled ' && has="$has window"
 	printf "%s\n" "$G" | grep -q '^usemptcp ' && has="$has mptcp"
+	printf "%s\n" "$G" | grep -q '^metrics ' && has="$has verdict"
 	case "$V" in *-hpn1,*) has="$has tag" ;; esac
 	case "$p" in
 	*mt-aes-ctr*)		want=" mt" ;;
 	*none-switch*)		want=" none" ;;
 	*dynamic-window*)	want=" window tag" ;;
 	*mptcp*)		want=" mptcp" ;;
+	*transfer-verdict*)	want=" verdict" ;;
 	*)			want= ;;
 	esac
 	if [ "$has" = "$want" ]; then
@@ -325,6 +327,18 @@ for p in $SERIES; do
 			pass "alone-has-feature-$p-check-file"
 		else
 			fail "alone-has-feature-$p-check-file" "no check-file in:$bad"
+		fi ;;
+	*transfer-verdict*)
+		# ssh and sshd say what limited the transfer.
+		bad=
+		for prog in ssh $session; do
+			strings "$t/$prog" | grep -q '^Transfer verdict: %s: ' ||
+			    bad="$bad $prog"
+		done
+		if [ -z "$bad" ]; then
+			pass "alone-has-feature-$p-verdict"
+		else
+			fail "alone-has-feature-$p-verdict" "no verdict in:$bad"
 		fi ;;
 	*packet-path*)
 		# libcrypto's Poly1305 in the packet path of ssh and sshd.
