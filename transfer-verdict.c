@@ -108,7 +108,7 @@ extern char *__progname;
 #define V_MIN_BYTES	(1024 * 1024)	/* less: too little to tell */
 #define V_MIN_ACTIVE	0.2		/* seconds; less: too little to tell */
 #define V_SHARE		0.5		/* of the time, to name a cause */
-#define V_CPU_SHARE	0.9		/* of the time on (or waiting for) a CPU */
+#define V_CPU_SHARE	0.8		/* of the time on (or waiting for) a CPU */
 #define V_CPU_WAITED	0.2		/* of the time waiting: say so */
 #define V_TCP_SHARE	0.3		/* of TCP's busy time, for its limits */
 #define V_TCP_EVERY	1.0		/* seconds between TCP_INFO readings */
@@ -122,7 +122,7 @@ struct v_tcp {
 	int ok;
 	u_int64_t busy, rwnd, sndbuf;
 	u_int64_t rate;			/* delivery rate, bytes/s */
-	u_int rtt, min_rtt, cwnd, mss, retrans, notsent;
+	u_int rtt, min_rtt, cwnd, retrans, notsent;
 };
 
 /*
@@ -176,7 +176,6 @@ read_tcp(struct v_tcp *t)
 	t->rtt = ti.tcpi_rtt;
 	t->min_rtt = ti.tcpi_min_rtt;
 	t->cwnd = ti.tcpi_snd_cwnd;
-	t->mss = ti.tcpi_snd_mss;
 	t->retrans = ti.tcpi_total_retrans;
 	t->notsent = ti.tcpi_notsent_bytes;
 #endif

@@ -110,14 +110,14 @@ up() {
 # --- cpu: over loopback, ssh -C compresses random data, a core's work.
 DATA=`make_data 33554432`
 start_sshd verdict hpn "LogLevel INFO"
-up cpu cpu sender -C -o Ciphers=aes128-ctr
+up cpu cpu sender -C -o Ciphers=aes128-gcm@openssh.com
 
 # Pinned to one CPU beside a busy loop there: half the CPU, half waiting.
 if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then
 	taskset -c 0 sh -c 'while :; do :; done' &
 	BUSY=$!
 	hpn_track_pid $BUSY
-	taskset -c 0 "$SSH" -F "$SSH_CONFIG" -v -C -o Ciphers=aes128-ctr \
+	taskset -c 0 "$SSH" -F "$SSH_CONFIG" -v -C -o Ciphers=aes128-gcm@openssh.com \
 	    hpntest "cat > $TESTDIR/starved.up" <"$DATA" \
 	    2>"$TESTDIR/starved.err"
 	judged starved $? "$DATA" "$TESTDIR/starved.up" cpu
