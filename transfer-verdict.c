@@ -452,7 +452,9 @@ cause(int sender, double cpu, double wait, const struct v_tcp *dt,
 		    share(v.t[V_WINDOW]));
 		return "channel-window";
 	}
-	if (sender && v.t[V_SOCKET] + v.t[V_HELD] >= V_SHARE * v.active) {
+	/* Both are the socket's (held: kept back to what the path takes) */
+	if (sender && (v.t[V_SOCKET] >= V_SHARE * v.active ||
+	    v.t[V_HELD] >= V_SHARE * v.active)) {
 		if (busy > 0 && dt->rwnd >= V_TCP_SHARE * busy) {
 			snprintf(what, len, "TCP waited for the peer's "
 			    "receive window %.0f%% of the time it was busy "
