@@ -61,6 +61,10 @@
  * an argument's failure line, what sftp and scp log meanwhile (batch_log())
  * and each file's errors are queued between the files, so they come in
  * the order a copy of one file at a time gives them.
+ *
+ * With SFTP_BATCH_RESUME (patch 0010) each file's target part is first
+ * compared with its source (sftp-resume.c), and its data goes on from
+ * where they stop matching (resume_fill() and what follows it).
  */
 
 #include "includes.h"
@@ -95,6 +99,9 @@
 #include "sftp-client.h"
 #include "sftp-pipeline.h"
 #include "sftp-batch.h"
+#ifdef SFTP_CLIENT_CHECK_FILE
+#include "sftp-resume.h"	/* with patch 0010 only */
+#endif
 
 extern volatile sig_atomic_t interrupted;
 extern int showprogress;
@@ -102,6 +109,8 @@ extern int showprogress;
 enum xfer_state {
 	XFER_QUEUED,		/* not started */
 	XFER_STATING,		/* download of a named file: stat sent */
+	XFER_SIZING,		/* resumed upload: stat of its target sent */
+	XFER_CHECKING,		/* resumed: hashes of the target's part asked */
 	XFER_OPENING,		/* open sent */
 	XFER_DATA,		/* reads or writes under way */
 	XFER_CLOSING,		/* close sent */
@@ -136,6 +145,12 @@ struct xreq {
 };
 TAILQ_HEAD(xreqs, xreq);
 
+/* A line held until the files before its own are done (xfer_msg()). */
+struct xmsg {
+	LogLevel level;
+	char *line;
+};
+
 /* A file, or a note (NOTE_*) in the queue between files. */
 struct xfer {
 	int note;
@@ -150,6 +165,9 @@ struct xfer {
 	uint64_t offset;	/* of the next read or write */
 	uint64_t highwater;	/* contiguous end of what was acknowledged */
 	uint64_t maxack;	/* highest end acknowledged */
+	uint64_t start;		/* resumed: where its data goes on from */
+	uint64_t part;		/* resumed: what its target had */
+	struct sftp_resume *resume;	/* resumed: the comparison */
 	int reordered;
 	off_t progress;		/* bytes done, for the progress meter */
 	u_int nreqs;		/* reads or writes in flight */
@@ -159,6 +177,8 @@ struct xfer {
 	int eof;		/* no more data to request */
 	int at_end;		/* download: a read found the end of the file */
 	int touched;		/* the destination file was changed */
+	int got_data;		/* download: data came (sftp_download()'s
+				   lmodified) */
 	int cut;		/* left unfinished by an interrupt or a lost
 				   connection, with its destination changed */
 	int retry;		/* upload: open again, with truncation */
@@ -172,7 +192,7 @@ struct xfer {
 	u_int status;		/* the first error status of a read/write */
 	int write_errno;	/* download: the local write's error */
 	int mode;		/* a directory's final mode, or -1 */
-	char **msgs;		/* errors held until those before are done */
+	struct xmsg *msgs;	/* lines held until those before are done */
 	u_int nmsgs;
 	LogLevel level;		/* of a NOTE_LOG */
 	TAILQ_ENTRY(xfer) tq;
@@ -322,8 +342,11 @@ xfer_free(struct xfer *x)
 	if (x->fd != -1)
 		close(x->fd);
 	for (i = 0; i < x->nmsgs; i++)
-		free(x->msgs[i]);
+		free(x->msgs[i].line);
 	free(x->msgs);
+#ifdef SFTP_CLIENT_CHECK_FILE
+	sftp_resume_free(x->resume);
+#endif
 	free(x->src);
 	free(x->dst);
 	free(x->handle);
@@ -331,10 +354,25 @@ xfer_free(struct xfer *x)
 }
 
 /*
- * An error of a file: logged now if every file and line before it is
- * done, else once they are (xfer_flush()), so that errors come in the
- * order a copy of one file at a time gives them.
+ * A line about a file: logged now if every file and line before it is
+ * done, else once they are (xfer_flush()), so that lines come in the
+ * order a copy of one file at a time gives them.  Takes line.
  */
+static void
+xfer_msg(struct sftp_batch *b, struct xfer *x, LogLevel level, char *line)
+{
+	if (x == TAILQ_FIRST(&b->active)) {
+		batch_logdirect(b, level, "%s", line);
+		free(line);
+		return;
+	}
+	x->msgs = xrecallocarray(x->msgs, x->nmsgs, x->nmsgs + 1,
+	    sizeof(*x->msgs));
+	x->msgs[x->nmsgs].level = level;
+	x->msgs[x->nmsgs++].line = line;
+}
+
+/* An error of a file, as xfer_msg(). */
 static void
 xfer_error(struct sftp_batch *b, struct xfer *x, const char *fmt, ...)
 {
@@ -344,25 +382,18 @@ xfer_error(struct sftp_batch *b, struct xfer *x, const char *fmt, ...)
 	va_start(ap, fmt);
 	xvasprintf(&line, fmt, ap);
 	va_end(ap);
-	if (x == TAILQ_FIRST(&b->active)) {
-		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", line);
-		free(line);
-		return;
-	}
-	x->msgs = xrecallocarray(x->msgs, x->nmsgs, x->nmsgs + 1,
-	    sizeof(*x->msgs));
-	x->msgs[x->nmsgs++] = line;
+	xfer_msg(b, x, SYSLOG_LEVEL_ERROR, line);
 }
 
-/* The file is first in line: log its held errors. */
+/* The file is first in line: log its held lines. */
 static void
 xfer_flush(struct sftp_batch *b, struct xfer *x)
 {
 	u_int i;
 
 	for (i = 0; i < x->nmsgs; i++) {
-		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", x->msgs[i]);
-		free(x->msgs[i]);
+		batch_logdirect(b, x->msgs[i].level, "%s", x->msgs[i].line);
+		free(x->msgs[i].line);
 	}
 	free(x->msgs);
 	x->msgs = NULL;
@@ -409,14 +440,15 @@ sftp_batch_free(struct sftp_batch *b)
 	free(b);
 }
 
+/* A request with the given id, sent or about to be. */
 static struct xreq *
-req_new(struct sftp_batch *b, struct xfer *x, u_char type, uint64_t offset,
-    size_t len)
+req_add(struct sftp_batch *b, struct xfer *x, u_char type, u_int id,
+    uint64_t offset, size_t len)
 {
 	struct xreq *q;
 
 	q = xcalloc(1, sizeof(*q));
-	q->id = sftp_next_id(b->conn);
+	q->id = id;
 	q->type = type;
 	q->xfer = x;
 	q->offset = offset;
@@ -438,6 +470,13 @@ req_new(struct sftp_batch *b, struct xfer *x, u_char type, uint64_t offset,
 		b->data_bytes += q->cost;
 	}
 	return q;
+}
+
+static struct xreq *
+req_new(struct sftp_batch *b, struct xfer *x, u_char type, uint64_t offset,
+    size_t len)
+{
+	return req_add(b, x, type, sftp_next_id(b->conn), offset, len);
 }
 
 static void
@@ -590,11 +629,35 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 {
 	u_int openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
 
-	if ((b->flags & SFTP_BATCH_INPLACE) == 0 && b->trunc_open) {
+	if ((b->flags & SFTP_BATCH_INPLACE) == 0 && b->trunc_open &&
+	    x->start == 0) {
 		openmode |= SSH2_FXF_TRUNC;
 		x->touched = x->trunc_at_open = 1;
 	}
 	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
+}
+
+/*
+ * Download of a file the user named: its attributes first, as a
+ * listing's; a resumed upload: its target's.
+ */
+static void
+send_stat(struct sftp_batch *b, struct xfer *x, const char *path,
+    enum xfer_state state)
+{
+	u_char type = sftp_proto_version(b->conn) == 0 ?
+	    SSH2_FXP_STAT_VERSION_0 : SSH2_FXP_STAT;
+	struct xreq *q = req_new(b, x, type, 0, 0);
+	int r;
+
+	sshbuf_reset(b->msg);
+	if ((r = sshbuf_put_u8(b->msg, type)) != 0 ||
+	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
+	    (r = sshbuf_put_cstring(b->msg, path)) != 0)
+		fatal_fr(r, "compose");
+	sftp_send_msg(b->conn, b->msg);
+	debug2("Sending SSH2_FXP_STAT \"%s\"", path);
+	x->state = state;
 }
 
 /* Upload: open the local file and send the remote open. */
@@ -625,30 +688,16 @@ start_upload(struct sftp_batch *b, struct xfer *x)
 		x->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
 	x->size = sb.st_size;
 
+	if (b->flags & SFTP_BATCH_RESUME) {
+		/* Where the target goes on from: its size first. */
+		send_stat(b, x, x->dst, XFER_SIZING);
+		return;
+	}
 	send_upload_open(b, x);
 	return;
  fail:
 	xfer_fail(b, x);
 	xfer_done(b, x);
-}
-
-/* Download of a file the user named: its attributes first, as a listing's. */
-static void
-send_stat(struct sftp_batch *b, struct xfer *x)
-{
-	u_char type = sftp_proto_version(b->conn) == 0 ?
-	    SSH2_FXP_STAT_VERSION_0 : SSH2_FXP_STAT;
-	struct xreq *q = req_new(b, x, type, 0, 0);
-	int r;
-
-	sshbuf_reset(b->msg);
-	if ((r = sshbuf_put_u8(b->msg, type)) != 0 ||
-	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
-	    (r = sshbuf_put_cstring(b->msg, x->src)) != 0)
-		fatal_fr(r, "compose");
-	sftp_send_msg(b->conn, b->msg);
-	debug2("Sending SSH2_FXP_STAT \"%s\"", x->src);
-	x->state = XFER_STATING;
 }
 
 /* Download: send the remote open; the local file opens on its reply. */
@@ -658,7 +707,7 @@ start_download(struct sftp_batch *b, struct xfer *x)
 	Attrib junk;
 
 	if (x->stat_needed) {
-		send_stat(b, x);
+		send_stat(b, x, x->src, XFER_STATING);
 		return;
 	}
 	if ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
@@ -735,7 +784,10 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	x->touched = 1;
 }
 
-/* Upload: empty the file its open left as it was (send_upload_open()). */
+/*
+ * Upload: empty the file its open left as it was (send_upload_open()),
+ * or a resumed one's cut where its data goes on from.
+ */
 static void
 truncate_upload(struct sftp_batch *b, struct xfer *x)
 {
@@ -743,7 +795,7 @@ truncate_upload(struct sftp_batch *b, struct xfer *x)
 
 	attrib_clear(&t);
 	t.flags = SSH2_FILEXFER_ATTR_SIZE;
-	t.size = 0;
+	t.size = x->start;
 	send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate = 1;
 	x->touched = 1;
 }
@@ -760,7 +812,7 @@ restart_upload(struct sftp_batch *b, struct xfer *x)
 	x->handle_len = 0;
 	x->retry = x->eof = x->opened = x->reordered = 0;
 	x->status = SSH2_FX_OK;
-	x->offset = x->highwater = x->maxack = 0;
+	x->offset = x->highwater = x->maxack = x->start = x->part = 0;
 	x->progress = 0;
 	if (lseek(x->fd, 0, SEEK_SET) == -1) {
 		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
@@ -1017,6 +1069,204 @@ track_ack(struct xfer *x, uint64_t offset, size_t len)
 	}
 }
 
+#ifdef SFTP_CLIENT_CHECK_FILE
+/*
+ * Resumed files (SFTP_BATCH_RESUME, sftp-resume.c): the part the target
+ * already has is compared with the source while other files' data
+ * flows.  A download does it once its remote file is open (by handle),
+ * an upload once its target's size is known and before its open (by
+ * name), as sftp_download() and sftp_upload() do.
+ */
+
+static void resume_done(struct sftp_batch *, struct xfer *);
+
+/* Ask for the hashes of the next ranges, or finish if all are in. */
+static void
+resume_fill(struct sftp_batch *b, struct xfer *x)
+{
+	uint64_t off, len;
+	u_int id;
+
+	while (sftp_resume_want(x->resume, &off, &len)) {
+		id = sftp_check_file_send(b->conn, x->handle, x->handle_len,
+		    x->dst, SFTP_RESUME_ALGS, off, len, 0);
+		req_add(b, x, SSH2_FXP_EXTENDED, id, off, len);
+		sftp_resume_sent(x->resume, id);
+	}
+	if (!sftp_resume_waiting(x->resume))
+		resume_done(b, x);
+}
+
+static void
+resume_start(struct sftp_batch *b, struct xfer *x, const char *target)
+{
+	x->state = XFER_CHECKING;
+	x->resume = sftp_resume_new(b->conn, target, x->fd, x->part,
+	    !batch_download(b));
+	resume_fill(b, x);
+}
+
+/* The comparison is over: the data goes on from where it stopped matching. */
+static void
+resume_done(struct sftp_batch *b, struct xfer *x)
+{
+	uint64_t good;
+	char *msg;
+	int r;
+
+	r = sftp_resume_end(x->resume, &good, &msg);
+	sftp_resume_free(x->resume);
+	x->resume = NULL;
+	if (msg != NULL)
+		xfer_msg(b, x, r != 0 ? SYSLOG_LEVEL_ERROR : SYSLOG_LEVEL_INFO,
+		    msg);
+	if (r != 0)
+		goto stop;
+	if (batch_download(b)) {
+		if (good < x->part) {
+			if (ftruncate(x->fd, good) == -1) {
+				xfer_error(b, x, "truncate local \"%s\": %s",
+				    x->dst, strerror(errno));
+				goto stop;
+			}
+			x->touched = 1;
+		}
+		x->state = XFER_DATA;
+	} else if (lseek(x->fd, good, SEEK_SET) == -1) {
+		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
+		    strerror(errno));
+		goto stop;
+	}
+	x->start = x->offset = x->highwater = x->maxack = good;
+	x->progress = good;
+	if (!batch_download(b))
+		send_upload_open(b, x);
+	return;
+ stop:
+	if (!interrupted)
+		xfer_fail(b, x);
+	if (batch_download(b))
+		send_close(b, x);
+	else
+		xfer_done(b, x);
+}
+
+/* A reply to a check-file request. */
+static void
+got_check(struct sftp_batch *b, struct xreq *q, u_int status,
+    struct sshbuf *msg)
+{
+	struct xfer *x = q->xfer;
+
+	if (x->resume == NULL)
+		fatal_f("check-file reply for \"%s\", not asked", x->dst);
+	sftp_resume_reply(x->resume, q->id, status, msg);
+	resume_fill(b, x);
+}
+
+/*
+ * Download: its remote file is open; the local file, if there is one,
+ * is its part.  A file that is not there is copied whole and created
+ * when its data comes, as any other.
+ */
+static void
+resume_download(struct sftp_batch *b, struct xfer *x)
+{
+	struct stat st;
+
+	if ((x->fd = open(x->dst, O_RDWR)) == -1) {
+		if (errno == ENOENT)
+			return;
+		xfer_error(b, x, "open local \"%s\": %s", x->dst,
+		    strerror(errno));
+		goto fail;
+	}
+	if (fstat(x->fd, &st) == -1) {
+		xfer_error(b, x, "stat local \"%s\": %s", x->dst,
+		    strerror(errno));
+		goto fail;
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size > x->size) {
+		xfer_error(b, x, "Unable to resume download of \"%s\": "
+		    "local file is larger than remote", x->dst);
+		goto fail;
+	}
+	/* A lost connection leaves the part as it is until it is compared. */
+	x->part = x->highwater = x->maxack = st.st_size;
+	resume_start(b, x, x->dst);
+	return;
+ fail:
+	xfer_fail(b, x);
+	send_close(b, x);
+}
+
+/*
+ * Upload: the size of its target (msg, attributes) or why there is none
+ * (status), as sftp_resume_upload() takes them: without check-file-name,
+ * stock's rule, the target must be there and smaller.
+ */
+static void
+resume_upload(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg,
+    u_int status)
+{
+	int verify = sftp_can_check_file(b->conn, 1), r;
+	Attrib c;
+
+	if (status != SSH2_FX_OK) {
+		if (!verify) {
+			xfer_error(b, x, "stat remote: %s", fx2txt(status));
+			goto fail;
+		}
+		send_upload_open(b, x);
+		return;
+	}
+	if ((r = decode_attrib(msg, &c)) != 0) {
+		xfer_error(b, x, "decode_attrib: %s", ssh_err(r));
+		goto fail;
+	}
+	if (interrupted) {
+		xfer_done(b, x);
+		return;
+	}
+	if (!verify && c.size >= x->size) {
+		xfer_error(b, x, "resume \"%s\": destination file "
+		    "same size or larger", x->src);
+		goto fail;
+	} else if (c.size > x->size) {
+		xfer_error(b, x, "resume \"%s\": destination file larger",
+		    x->src);
+		goto fail;
+	}
+	/* Without check-file-name, resume_done() warns. */
+	x->part = c.size;
+	resume_start(b, x, x->dst);
+	return;
+ fail:
+	xfer_fail(b, x);
+	xfer_done(b, x);
+}
+#else
+static void
+resume_download(struct sftp_batch *b, struct xfer *x)
+{
+	fatal_f("no verified resume in this build");
+}
+
+static void
+resume_upload(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg,
+    u_int status)
+{
+	fatal_f("no verified resume in this build");
+}
+
+static void
+got_check(struct sftp_batch *b, struct xreq *q, u_int status,
+    struct sshbuf *msg)
+{
+	fatal_f("no verified resume in this build");
+}
+#endif /* SFTP_CLIENT_CHECK_FILE */
+
 static void
 got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 {
@@ -1026,8 +1276,14 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		fatal_fr(r, "parse handle");
 	x->opened = 1;
 	x->state = XFER_DATA;
+	if (batch_download(b) && (b->flags & SFTP_BATCH_RESUME) &&
+	    !interrupted) {
+		resume_download(b, x);
+		return;
+	}
 	if (batch_download(b) || interrupted ||
-	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open)
+	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open ||
+	    (x->start != 0 && x->start == x->part))
 		return;
 	if (b->trunc_open) {
 		/* Opened before the server was found unable to truncate. */
@@ -1043,6 +1299,10 @@ got_attrs(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 {
 	int r;
 
+	if (x->state == XFER_SIZING) {
+		resume_upload(b, x, msg, SSH2_FX_OK);
+		return;
+	}
 	if ((r = decode_attrib(msg, &x->a)) != 0) {
 		xfer_error(b, x, "decode_attrib: %s", ssh_err(r));
 		xfer_fail(b, x);
@@ -1061,6 +1321,10 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 	switch (q->type) {
 	case SSH2_FXP_STAT_VERSION_0:
 	case SSH2_FXP_STAT:
+		if (x->state == XFER_SIZING) {
+			resume_upload(b, x, NULL, status);
+			break;
+		}
 		xfer_error(b, x, "stat remote: %s", fx2txt(status));
 		xfer_fail(b, x);
 		xfer_done(b, x);
@@ -1125,6 +1389,11 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			xfer_fail(b, x);
 		}
 		break;
+	case SSH2_FXP_EXTENDED:
+		/* A check-file request has no status for success. */
+		got_check(b, q, status == SSH2_FX_OK ?
+		    SSH2_FX_BAD_MESSAGE : status, NULL);
+		break;
 	default:
 		fatal_f("status for request type %u", q->type);
 	}
@@ -1155,6 +1424,7 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 		x->seen_zerolen = 1;
 	}
 	sftp_pipe_reply(b->pipe, len);
+	x->got_data = 1;
 	if (q->offset >= x->size)
 		x->probing = 0;		/* it grew: look further */
 	if (x->write_errno == 0 && (x->fd != -1 || local_open(b, x) == 0)) {
@@ -1165,8 +1435,10 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 			    strerror(x->write_errno));
 			xfer_fail(b, x);
 			x->eof = 1;
-		} else
+		} else {
 			track_ack(x, q->offset, len);
+			x->touched = 1;
+		}
 	}
 	x->progress += len;
 	free(data);
@@ -1232,6 +1504,8 @@ trim_upload(struct sftp_batch *b, struct xfer *x)
 static void
 xfer_check(struct sftp_batch *b, struct xfer *x)
 {
+	char *line;
+
 	if (x->state != XFER_CLOSING || x->inflight != 0)
 		return;
 	if (x->retry && !interrupted) {
@@ -1245,8 +1519,14 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 		trim_upload(b, x);
 		return;
 	}
-	if (batch_download(b) && x->opened && !x->failed)
+	if (batch_download(b) && x->opened && !x->failed && x->at_end) {
 		download_done(b, x);
+		if ((b->flags & SFTP_BATCH_RESUME) && !x->got_data) {
+			xasprintf(&line, "File \"%s\" was not modified",
+			    x->dst);
+			xfer_msg(b, x, SYSLOG_LEVEL_INFO, line);
+		}
+	}
 	xfer_done(b, x);
 }
 
@@ -1297,6 +1577,12 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 		break;
 	case SSH2_FXP_DATA:
 		got_data(b, q, msg);
+		break;
+	case SSH2_FXP_EXTENDED_REPLY:
+		if (q->type != SSH2_FXP_EXTENDED)
+			fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
+			    SSH2_FXP_STATUS, type);
+		got_check(b, q, SSH2_FX_OK, msg);
 		break;
 	default:
 		fatal("Unexpected reply type %u to request %u", type, id);

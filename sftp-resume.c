@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xmalloc.h"
 #include "digest.h"
 #include "log.h"
 #include "match.h"
@@ -54,13 +55,6 @@
 #include "sftp-resume.h"
 
 extern volatile sig_atomic_t interrupted;
-
-static void
-unverified(const char *target)
-{
-	logit("\"%s\": resuming unverified, from its size: "
-	    "the server cannot hash files", target);
-}
 
 /* The hash in a check-file reply, if it is one we asked for. */
 static int
@@ -92,6 +86,169 @@ reply_hash(struct sshbuf *reply, int *algp)
 	return ok;
 }
 
+/* A comparison of the len bytes at the start of local fd with the source. */
+struct sftp_resume {
+	char *target;		/* the file that resumes, in messages */
+	int fd;
+	int verify;		/* the server can hash it */
+	uint64_t len, nranges;
+	uint64_t next;		/* the next range to ask for */
+	uint64_t bad;		/* the first range that differs so far */
+	struct {
+		u_int id;
+		uint64_t idx;
+	} reqs[SFTP_RESUME_AHEAD];
+	u_int n;		/* requests in flight */
+	u_int failed;		/* the server's first error */
+	int read_errno;		/* reading fd failed */
+};
+
+/*
+ * Start comparing the first len bytes of local fd with the remote file,
+ * which the requests name (by_name) or give by its handle.
+ */
+struct sftp_resume *
+sftp_resume_new(struct sftp_conn *conn, const char *target, int fd,
+    uint64_t len, int by_name)
+{
+	struct sftp_resume *r;
+
+	r = xcalloc(1, sizeof(*r));
+	r->target = xstrdup(target);
+	r->fd = fd;
+	r->len = len;
+	r->verify = sftp_can_check_file(conn, by_name);
+	r->nranges = (len + SFTP_RESUME_RANGE - 1) / SFTP_RESUME_RANGE;
+	r->bad = r->nranges;
+	r->failed = SSH2_FX_OK;
+	return r;
+}
+
+void
+sftp_resume_free(struct sftp_resume *r)
+{
+	if (r == NULL)
+		return;
+	free(r->target);
+	free(r);
+}
+
+/*
+ * Whether a request for the range at *offp of *lenp bytes is to be sent
+ * now; its id goes to sftp_resume_sent().
+ */
+int
+sftp_resume_want(struct sftp_resume *r, uint64_t *offp, uint64_t *lenp)
+{
+	if (!r->verify || r->failed != SSH2_FX_OK || r->read_errno != 0 ||
+	    interrupted || r->n >= SFTP_RESUME_AHEAD || r->next >= r->bad)
+		return 0;
+	*offp = r->next * SFTP_RESUME_RANGE;
+	*lenp = MINIMUM(SFTP_RESUME_RANGE, r->len - *offp);
+	return 1;
+}
+
+void
+sftp_resume_sent(struct sftp_resume *r, u_int id)
+{
+	r->reqs[r->n].id = id;
+	r->reqs[r->n++].idx = r->next++;
+}
+
+/* Whether replies are still to come. */
+int
+sftp_resume_waiting(const struct sftp_resume *r)
+{
+	return r->n != 0;
+}
+
+/*
+ * The reply to request id: the server's status, and if SSH2_FX_OK, its
+ * data after the request id in reply.  The range's own bytes are hashed
+ * now, so both ends hash at once.
+ */
+void
+sftp_resume_reply(struct sftp_resume *r, u_int id, u_int status,
+    struct sshbuf *reply)
+{
+	u_char hash[SFTP_CHECK_MAX_HASH];
+	uint64_t idx, off, rlen, done;
+	u_int i;
+	int alg;
+
+	for (i = 0; i < r->n && r->reqs[i].id != id; i++)
+		;
+	if (i == r->n)
+		fatal("check-file: reply to unknown request %u", id);
+	idx = r->reqs[i].idx;
+	r->reqs[i] = r->reqs[--r->n];
+	if (r->failed != SSH2_FX_OK || r->read_errno != 0 || idx >= r->bad)
+		return;
+	if (status != SSH2_FX_OK) {
+		r->failed = status;
+		return;
+	}
+	if (!reply_hash(reply, &alg)) {
+		r->failed = SSH2_FX_BAD_MESSAGE;
+		return;
+	}
+	off = idx * SFTP_RESUME_RANGE;
+	rlen = MINIMUM(SFTP_RESUME_RANGE, r->len - off);
+	if (sftp_check_range(r->fd, alg, off, rlen, hash,
+	    ssh_digest_bytes(alg), &done) != 0) {
+		r->read_errno = errno ? errno : EIO;
+		return;
+	}
+	if (done != rlen || memcmp(hash, sshbuf_ptr(reply),
+	    ssh_digest_bytes(alg)) != 0) {
+		debug_f("range %llu of \"%s\" differs",
+		    (unsigned long long)idx, r->target);
+		r->bad = idx;
+	}
+}
+
+/*
+ * Once no reply is to come: how many bytes from the start match the
+ * source in *goodp, and what to tell the user in *msgp (if not NULL).
+ * Returns 0, or -1 if the copy must stop (interrupted, or fd unreadable;
+ * then *msgp is an error).
+ */
+int
+sftp_resume_end(struct sftp_resume *r, uint64_t *goodp, char **msgp)
+{
+	*goodp = r->len;
+	*msgp = NULL;
+	if (r->read_errno != 0) {
+		xasprintf(msgp, "read \"%s\" to hash it: %s",
+		    r->target, strerror(r->read_errno));
+		return -1;
+	}
+	if (interrupted)
+		return -1;
+	if (r->len == 0)
+		return 0;
+	if (!r->verify || r->failed == SSH2_FX_OP_UNSUPPORTED) {
+		xasprintf(msgp, "\"%s\": resuming unverified, from its size: "
+		    "the server cannot hash files", r->target);
+	} else if (r->failed != SSH2_FX_OK) {
+		xasprintf(msgp, "\"%s\": cannot compare it with the source "
+		    "(%s): copying it whole", r->target, fx2txt(r->failed));
+		*goodp = 0;
+	} else if (r->bad == 0) {
+		*goodp = 0;
+		xasprintf(msgp, "\"%s\": differs from the source: "
+		    "copying it whole", r->target);
+	} else if (r->bad < r->nranges) {
+		*goodp = r->bad * SFTP_RESUME_RANGE;
+		xasprintf(msgp, "\"%s\": differs from the source after "
+		    "%llu bytes: copying from there", r->target,
+		    (unsigned long long)*goodp);
+	} else
+		debug("\"%s\": its %llu bytes match the source",
+		    r->target, (unsigned long long)r->len);
+	return 0;
+}
+
 /*
  * How many bytes from the start of local fd, of len, are the same in the
  * remote file (open as handle, or named path if handle is NULL) in
@@ -103,95 +260,35 @@ sftp_resume_prefix(struct sftp_conn *conn, const u_char *handle,
     size_t handle_len, const char *path, const char *target, int fd,
     uint64_t len, uint64_t *goodp)
 {
-	struct {
-		u_int id;
-		uint64_t idx;
-	} reqs[SFTP_RESUME_AHEAD];
+	struct sftp_resume *r;
 	struct sshbuf *reply;
-	u_char hash[SFTP_CHECK_MAX_HASH];
-	uint64_t nranges, next = 0, bad, idx, off, rlen, done;
-	u_int i, n = 0, id, status, failed = SSH2_FX_OK;
-	int alg, ret = 0;
+	uint64_t off, rlen;
+	u_int id, status;
+	char *msg;
+	int ret;
 
-	*goodp = len;
-	if (len == 0)
-		return 0;
-	if (!sftp_can_check_file(conn, handle == NULL)) {
-		unverified(target);
-		return 0;
-	}
 	if ((reply = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
-	nranges = (len + SFTP_RESUME_RANGE - 1) / SFTP_RESUME_RANGE;
-	bad = nranges;
+	r = sftp_resume_new(conn, target, fd, len, handle == NULL);
 	for (;;) {
-		while (failed == SSH2_FX_OK && ret == 0 && !interrupted &&
-		    n < SFTP_RESUME_AHEAD && next < bad) {
-			off = next * SFTP_RESUME_RANGE;
-			reqs[n].id = sftp_check_file_send(conn, handle,
-			    handle_len, path, SFTP_RESUME_ALGS, off,
-			    MINIMUM(SFTP_RESUME_RANGE, len - off), 0);
-			reqs[n++].idx = next++;
+		while (sftp_resume_want(r, &off, &rlen)) {
+			sftp_resume_sent(r, sftp_check_file_send(conn, handle,
+			    handle_len, path, SFTP_RESUME_ALGS, off, rlen, 0));
 		}
-		if (n == 0)
+		if (!sftp_resume_waiting(r))
 			break;
 		status = sftp_check_file_reply(conn, &id, reply);
-		for (i = 0; i < n && reqs[i].id != id; i++)
-			;
-		if (i == n)
-			fatal("check-file: reply to unknown request %u", id);
-		idx = reqs[i].idx;
-		reqs[i] = reqs[--n];
-		if (failed != SSH2_FX_OK || ret != 0 || idx >= bad)
-			continue;
-		if (status != SSH2_FX_OK) {
-			failed = status;
-			continue;
-		}
-		if (!reply_hash(reply, &alg)) {
-			failed = SSH2_FX_BAD_MESSAGE;
-			continue;
-		}
-		off = idx * SFTP_RESUME_RANGE;
-		rlen = MINIMUM(SFTP_RESUME_RANGE, len - off);
-		if (sftp_check_range(fd, alg, off, rlen, hash,
-		    ssh_digest_bytes(alg), &done) != 0) {
-			error("read \"%s\" to hash it: %s",
-			    target, strerror(errno));
-			ret = -1;
-			continue;
-		}
-		if (done != rlen || memcmp(hash, sshbuf_ptr(reply),
-		    ssh_digest_bytes(alg)) != 0) {
-			debug_f("range %llu of \"%s\" differs",
-			    (unsigned long long)idx, target);
-			bad = idx;
-		}
+		sftp_resume_reply(r, id, status, reply);
 	}
+	ret = sftp_resume_end(r, goodp, &msg);
+	if (msg != NULL && ret != 0)
+		error("%s", msg);
+	else if (msg != NULL)
+		logit("%s", msg);
+	free(msg);
+	sftp_resume_free(r);
 	sshbuf_free(reply);
-	if (interrupted || ret != 0)
-		return -1;
-	if (failed == SSH2_FX_OP_UNSUPPORTED) {
-		unverified(target);
-		return 0;
-	}
-	if (failed != SSH2_FX_OK) {
-		logit("\"%s\": cannot compare it with the source (%s): "
-		    "copying it whole", target, fx2txt(failed));
-		*goodp = 0;
-	} else if (bad == 0) {
-		*goodp = 0;
-		logit("\"%s\": differs from the source: copying it whole",
-		    target);
-	} else if (bad < nranges) {
-		*goodp = bad * SFTP_RESUME_RANGE;
-		logit("\"%s\": differs from the source after %llu bytes: "
-		    "copying from there", target,
-		    (unsigned long long)*goodp);
-	} else
-		debug("\"%s\": its %llu bytes match the source",
-		    target, (unsigned long long)len);
-	return 0;
+	return ret;
 }
 
 /*
@@ -221,7 +318,8 @@ sftp_resume_upload(struct sftp_conn *conn, const char *path,
 			    "same size or larger", local_path);
 			return -1;
 		}
-		unverified(path);
+		logit("\"%s\": resuming unverified, from its size: "
+		    "the server cannot hash files", path);
 		return 0;
 	}
 	if (c->size > lsize) {

@@ -25,13 +25,28 @@
  * from the first range that differs, or from the target's end if none
  * does.  A server without those requests gets stock's resume, which
  * trusts the size, and a warning that it is unverified.
+ *
+ * The comparison of one file is an object fed the replies to its
+ * requests: sftp_resume_prefix() drives it alone, sftp-batch.c drives
+ * one per file among its other requests.
  */
 #define SFTP_RESUME_RANGE	(32 * 1024 * 1024)	/* bytes per hash */
 #define SFTP_RESUME_AHEAD	4	/* hash requests in flight */
 #define SFTP_RESUME_ALGS	"sha256,sha512"
 
 struct sftp_conn;
+struct sftp_resume;
+struct sshbuf;
 
+struct sftp_resume *sftp_resume_new(struct sftp_conn *, const char *, int,
+    uint64_t, int);
+void	sftp_resume_free(struct sftp_resume *);
+int	sftp_resume_want(struct sftp_resume *, uint64_t *, uint64_t *);
+void	sftp_resume_sent(struct sftp_resume *, u_int);
+int	sftp_resume_waiting(const struct sftp_resume *);
+void	sftp_resume_reply(struct sftp_resume *, u_int, u_int,
+    struct sshbuf *);
+int	sftp_resume_end(struct sftp_resume *, uint64_t *, char **);
 int	sftp_resume_prefix(struct sftp_conn *, const u_char *, size_t,
     const char *, const char *, int, uint64_t, uint64_t *);
 int	sftp_resume_upload(struct sftp_conn *, const char *, const char *,

@@ -16,12 +16,35 @@
 # copy's connection moved), the time, and whether the result is the
 # source, byte for byte.  The first two cases must move the missing part
 # (and, with the byte changed, the rest of its range) and no more.
+#
+# Then a tree half copied: BENCH_TREE_FILES (default 200; 0: none) files
+# of 100 kB in 4 directories, of which at the target a quarter are
+# absent, a quarter true halves, a quarter halves with their first byte
+# changed and a quarter complete, downloaded again with sftp `get -a -r`
+# by the unpatched client (file by file, trusting the sizes) and by ours
+# (many files in flight, each compared first), and with our `scp -Z -r`:
+# the time and how many files are their source's, byte for byte.
+# BENCH_CASES (default "file tree") picks the parts.
 
 . "`dirname "$0"`/../regress/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
 
 LINK=${BENCH_LINK:-1000:600}
 BYTES=${BENCH_BYTES:-2147483648}
+CASES=${BENCH_CASES:-file tree}
+TREE_FILES=${BENCH_TREE_FILES:-200}
+case "$TREE_FILES" in
+''|*[!0-9]*)	echo "bench-resume: BENCH_TREE_FILES must be a number" >&2
+		exit 1 ;;
+esac
+for c in $CASES; do
+	case $c in
+	file|tree)	;;
+	*)		echo "bench-resume: BENCH_CASES takes file and tree," \
+			    "not '$c'" >&2
+			exit 1 ;;
+	esac
+done
 case "$BYTES" in
 ''|*[!0-9]*)	echo "bench-resume: BENCH_BYTES must be a number" >&2
 		exit 1 ;;
@@ -44,7 +67,9 @@ echo "date: `date -u '+%Y-%m-%d %H:%M UTC'`"
 
 lfn_up "${LINK%:*}" "${LINK#*:}"
 lfn_start_sshd resume hpn
-SRC=`make_data $BYTES`
+case " $CASES " in
+*" file "*)	SRC=`make_data $BYTES` ;;
+esac
 DST="$TESTDIR/dst"
 R=33554432
 
@@ -130,6 +155,63 @@ run() {
 	printf '%-5s %-26s %11s %11s %11s %7.1f s  %s\n' \
 	    $_dir "$_case" $PART $_miss "$_wire" $_t "$_ok"
 }
+
+# tree_partial: $TESTDIR/tdst/src, what an interrupted copy of
+# $TESTDIR/tsrc/src left (see above).
+tree_partial() {
+	rm -rf "$TESTDIR/tdst"
+	mkdir -p "$TESTDIR/tdst"
+	cp -a "$TESTDIR/tsrc/src" "$TESTDIR/tdst/"
+	_i=0
+	for _f in `cd "$TESTDIR/tsrc" && find src -type f | LC_ALL=C sort`; do
+		case $(( _i % 4 )) in
+		0)	rm "$TESTDIR/tdst/$_f" ;;
+		1|2)	head -c 50000 "$TESTDIR/tsrc/$_f" >"$TESTDIR/tdst/$_f" ;;
+		esac
+		[ $(( _i % 4 )) -ne 2 ] ||
+		    printf 'X' | dd of="$TESTDIR/tdst/$_f" conv=notrunc \
+		    status=none
+		_i=$(( _i + 1 ))
+	done
+}
+
+# tree_run NAME CMD...: CMD resumes the tree; prints its line.
+tree_run() {
+	_name="$1"
+	shift
+	tree_partial
+	_t0=`date +%s.%N`
+	lfn_a "$@" >/dev/null 2>"$TESTDIR/e"
+	_rc=$?
+	_t=`echo "\`date +%s.%N\` - $_t0" | bc`
+	_same=0
+	for _f in `cd "$TESTDIR/tsrc" && find src -type f`; do
+		! cmp -s "$TESTDIR/tsrc/$_f" "$TESTDIR/tdst/$_f" ||
+		    _same=$(( _same + 1 ))
+	done
+	printf '%-34s %8.1f s  exit %d  %d of %d files exact\n' "$_name" $_t \
+	    $_rc $_same $TREE_FILES
+}
+
+if [ "$TREE_FILES" -gt 0 ] && [ -z "${CASES##*tree*}" ]; then
+	mkdir -p "$TESTDIR/tsrc/src"
+	for i in `seq 0 $(( TREE_FILES - 1 ))`; do
+		mkdir -p "$TESTDIR/tsrc/src/d$(( i % 4 ))"
+		head -c 100000 /dev/urandom \
+		    >"$TESTDIR/tsrc/src/d$(( i % 4 ))/f$i"
+	done
+	echo "link: $LINK (Mbit/s:RTT ms), a tree of $TREE_FILES files of" \
+	    "100 kB half copied, downloaded again from our sshd"
+	echo "get -a -r $TESTDIR/tsrc/src $TESTDIR/tdst" >"$TESTDIR/tb"
+	tree_run "unpatched sftp get -a -r" "$STOCK_BUILD/sftp" \
+	    -S "$STOCK_BUILD/ssh" -F "$SSH_CONFIG" -b "$TESTDIR/tb" hpntest
+	tree_run "our sftp get -a -r" "$HPN_BUILD/sftp" \
+	    -S "$HPN_BUILD/ssh" -F "$SSH_CONFIG" -b "$TESTDIR/tb" hpntest
+	tree_run "our scp -Z -r" "$HPN_BUILD/scp" -q -Z -r \
+	    -S "$HPN_BUILD/ssh" -F "$SSH_CONFIG" "hpntest:$TESTDIR/tsrc/src" \
+	    "$TESTDIR/tdst"
+fi
+[ -z "${CASES##*file*}" ] || exit 0
 
 echo "link: $LINK (Mbit/s:RTT ms), file $BYTES bytes, our scp and sshd"
 echo "part: the target's size after the kill; missing: what the copy must"

@@ -105,6 +105,16 @@ adv_copy() {
 	echo $? >"$TESTDIR/rc.$_aw"
 }
 
+# sftp_interrupt PID: SIGINT to each sftp among PID's descendants (scp
+# dies at once on SIGINT, as it always has: it is left alone).
+sftp_interrupt() {
+	for _p in `descendants $1`; do
+		if [ "`cat /proc/$_p/comm 2>/dev/null`" = sftp ]; then
+			kill -INT $_p
+		fi
+	done
+}
+
 # adv_done NAME: after adv_copy hpn, if the copy exited 0 (it was done
 # before a drop or an interrupt reached it), no file failed: checked as
 # NAME, and true.  False, checking nothing, if it exited non-zero.

@@ -80,7 +80,7 @@ flip() {
 # small files, in order: absent, a true start (half), a start with its
 # first byte changed, complete.  big1: its first 50000000 bytes; big2:
 # 40000000 bytes, one changed at 35000000 (in the second range); big3:
-# its full size with 1 MB of zeros at 5000000.
+# its full size with 1 MB of zeros at 5000000 (where $SRC has them).
 partial() {
 	rm -rf "$1"
 	mkdir -p "$1/src"
@@ -97,6 +97,7 @@ partial() {
 		esac
 		_i=$(( _i + 1 ))
 	done
+	[ -f "$SRC/big1" ] || return 0
 	head -c 50000000 "$SRC/big1" >"$1/src/big1"
 	if [ -f "$SRC/big2" ]; then
 		head -c 40000000 "$SRC/big2" >"$1/src/big2"
@@ -148,12 +149,12 @@ same_tree() {
 }
 
 # resume_copy MODE SWITCHES: the patched client resumes into
-# $TESTDIR/dst (made by partial) in MODE against the adversary with
-# SWITCHES; exit status in rc, messages in err, the server's log in
-# adv.log.
+# $TESTDIR/dst (made by partial, unless KEEP_DST is set) in MODE
+# against the adversary with SWITCHES; exit status in rc, messages in
+# err, the server's log in adv.log.
 resume_copy() {
 	_d="$TESTDIR/dst"
-	partial "$_d"
+	[ -n "${KEEP_DST:-}" ] || partial "$_d"
 	: >"$TESTDIR/adv.log"
 	_sftp=""
 	set -- "$1" "$2,log=$TESTDIR/adv.log" "$SCP" -q -D "$ADV"
@@ -274,6 +275,83 @@ for sw in checkfile=unsup seed=1; do
 	check_has "unverified/$sw-warns" "$TESTDIR/err" \
 	    "big1\": $UNVERIFIED"
 done
+
+# --- Many files at once (0007's engine), cut short, then resumed again.
+# Each resumed file is compared while other files' data flows; a
+# connection lost or an interrupt at any point (the listing, the hashes,
+# the opens, the data) must leave each complete file complete, a
+# downloaded file with no byte that is neither its source's nor its own
+# before and never at full size unless whole, and an uploaded one as it
+# was, a true start of its source, or named in an error line
+# (regress/resume-lossless.py); the same command once more then ends
+# byte for byte the source, exit status 0 (after some of the drops).
+# The tree is a small one ($TESTDIR/c/src: 16 files in 5 directories,
+# 3 MB), so that the drops sweep every phase in seconds: the listing
+# takes the first 70-odd requests (READDIRs go ahead), each file's open,
+# hashes and reads the rest.  A complete file cut by a drop during its hashes is caught at
+# drops 76-86 only (checked with the guard taken out: the lost
+# connection truncated it at 0); hence the step of 8 from 6.
+
+# resume_cut NAME MODE SWITCHES [INT|AGAIN]: resume_copy in MODE with
+# SWITCHES (a drop=, or with INT a delay and SIGINT to sftp once data
+# flows), the checks above, then (INT or AGAIN) MODE again.
+resume_cut() {
+	partial "$TESTDIR/cutbefore"
+	if [ "${4:-}" = INT ]; then
+		resume_copy "$2" "$3" &
+		_pid=$!
+		hpn_track_pid $_pid
+		wait_until 30 grep -qs '^data ' "$TESTDIR/adv.log"
+		sleep 0.3
+		sftp_interrupt $_pid
+		wait $_pid
+		hpn_untrack_pid $_pid
+	else
+		resume_copy "$2" "$3"
+	fi
+	echo "# $1: exit status `cat "$TESTDIR/rc"`"
+	check_has_not "$1-no-fatal" "$TESTDIR/err" 'fatal\|left unfinished'
+	# resume_copy made dst/ as partial made cutbefore/.
+	case $2 in
+	*-get-*|*-down-*)	_way=down ;;
+	*)			_way=up ;;
+	esac
+	if _why=`/usr/bin/python3 "$HPN_TOP/regress/resume-lossless.py" \
+	    $_way "$SRC" "$TESTDIR/cutbefore/src" "$TESTDIR/dst/src" \
+	    "$TESTDIR/err"`; then
+		pass "$1-lossless"
+	else
+		fail "$1-lossless" "$_why"
+	fi
+	[ -n "${4:-}" ] || return 0
+	KEEP_DST=1 resume_copy "$2" checkfile=ok,short=20000
+	check "$1-again-status" test "`cat "$TESTDIR/rc"`" -eq 0
+	same_tree "$1-again-exact" "$SRC" "$TESTDIR/dst/src"
+}
+
+CUT_MODES="sftp-get-ra sftp-put-ra scp-down-Z scp-up-Z"
+CUT_DROPS=`seq 6 8 126`
+if other_release; then
+	CUT_MODES="sftp-get-ra scp-up-Z"
+	CUT_DROPS=`seq 6 12 126`
+fi
+SRC_ALL="$SRC"
+SRC="$TESTDIR/c/src"
+/usr/bin/python3 "$ADV" tree "$SRC" 5 16 || die "cannot make the test tree"
+for m in $CUT_MODES; do
+	for n in $CUT_DROPS; do
+		a=""
+		[ $(( n % 32 )) -ne 6 ] || a=AGAIN
+		resume_cut "cut/$m/drop=$n" $m \
+		    "checkfile=ok,reorder=8,short=20000,drop=$n" $a
+	done
+done
+for m in sftp-get-ra sftp-put-ra; do
+	other_release && [ $m = sftp-put-ra ] && continue
+	resume_cut "cut/$m/interrupt" $m "checkfile=ok,delay=40,short=30000" \
+	    INT
+done
+SRC="$SRC_ALL"
 
 # --- Over ssh.
 if default_release_only "resume over ssh"; then

@@ -130,11 +130,7 @@ adv_interrupt() {
 	hpn_track_pid $_pid
 	wait_until 20 grep -qs '^open \|^stopped ' "$TESTDIR/adv.log"
 	sleep 0.3
-	for _p in `descendants $_pid`; do
-		if [ "`cat /proc/$_p/comm 2>/dev/null`" = sftp ]; then
-			kill -INT $_p
-		fi
-	done
+	sftp_interrupt $_pid
 	_spid=`sed -n 's/^stopped //p' "$TESTDIR/adv.log"`
 	if [ -n "$_spid" ]; then
 		sleep 0.5
