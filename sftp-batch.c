@@ -141,6 +141,7 @@ struct xreq {
 	size_t len;
 	size_t cost;		/* what it counts in data_bytes */
 	int truncate;		/* the FSETSTAT that empties an upload's file */
+	int redo;		/* a read of a resumed file's range again */
 	TAILQ_ENTRY(xreq) tq;
 };
 TAILQ_HEAD(xreqs, xreq);
@@ -168,6 +169,13 @@ struct xfer {
 	uint64_t start;		/* resumed: where its data goes on from */
 	uint64_t part;		/* resumed: what its target had */
 	struct sftp_resume *resume;	/* resumed: the comparison */
+	int tail;		/* resumed: its data past the part flows
+				   while the part is compared */
+	int unchecked;		/* its part is not compared yet */
+	int tail_eof;		/* upload: its tail is all sent */
+	uint64_t redo, redo_end;	/* resumed: the part's range that
+					   differs, to copy again */
+	u_int redo_reqs;	/* reads or writes of it in flight */
 	int reordered;
 	off_t progress;		/* bytes done, for the progress meter */
 	u_int nreqs;		/* reads or writes in flight */
@@ -484,6 +492,8 @@ req_done(struct sftp_batch *b, struct xreq *q)
 {
 	TAILQ_REMOVE(&b->reqs, q, tq);
 	q->xfer->inflight--;
+	if (q->redo)
+		q->xfer->redo_reqs--;
 	if (q->type == SSH2_FXP_READ || q->type == SSH2_FXP_WRITE) {
 		q->xfer->nreqs--;
 		b->data_bytes -= q->cost;
@@ -630,7 +640,7 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 	u_int openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
 
 	if ((b->flags & SFTP_BATCH_INPLACE) == 0 && b->trunc_open &&
-	    x->start == 0) {
+	    x->start == 0 && x->part == 0) {
 		openmode |= SSH2_FXF_TRUNC;
 		x->touched = x->trunc_at_open = 1;
 	}
@@ -747,15 +757,52 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 	send_close(b, x);
 }
 
-/* Upload: one write of the next part of the file. */
+/* Resumed: whether a range of its part is still to be copied again. */
+static int
+redo_wanted(const struct xfer *x)
+{
+	return x->redo < x->redo_end && !interrupted &&
+	    x->status == SSH2_FX_OK && x->write_errno == 0;
+}
+
+/*
+ * Where a file left unfinished is cut.  Until the range of its part that
+ * differed is copied again, only what came before that range is known to
+ * be its source's.
+ */
+static uint64_t
+kept_end(const struct xfer *x)
+{
+	if (x->redo < x->redo_end || x->redo_reqs != 0)
+		return MINIMUM(x->highwater, x->start);
+	return x->highwater;
+}
+
+/*
+ * Upload: one write of the next part of the file, or of a resumed file's
+ * range to copy again.
+ */
 static void
 send_write(struct sftp_batch *b, struct xfer *x)
 {
 	struct xreq *q;
+	uint64_t off = x->offset;
 	ssize_t len;
-	int r;
+	int r, redo = 0;
 
-	if (interrupted || x->status != SSH2_FX_OK)
+	if (redo_wanted(x)) {
+		off = x->redo;
+		len = MINIMUM(b->params.upload_buflen, x->redo_end - off);
+		if ((len = pread(x->fd, b->data, len, off)) <= 0) {
+			xfer_error(b, x, "read local \"%s\": %s", x->src,
+			    len == 0 ? "file shrank" : strerror(errno));
+			x->status = SSH2_FX_FAILURE;
+			xfer_fail(b, x);
+			return;
+		}
+		x->redo += len;
+		redo = 1;
+	} else if (interrupted || x->status != SSH2_FX_OK || x->tail_eof)
 		len = 0;
 	else do
 		len = read(x->fd, b->data, b->params.upload_buflen);
@@ -764,23 +811,31 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	if (len == -1)
 		fatal("read local \"%s\": %s", x->src, strerror(errno));
 	if (len == 0) {
+		/* A resumed file's tail is sent: its part is compared yet. */
+		if (x->unchecked && !interrupted && x->status == SSH2_FX_OK) {
+			x->tail_eof = 1;
+			return;
+		}
 		if (interrupted && x->offset < x->size)
 			xfer_cut(b, x);
 		finish_upload(b, x);
 		return;
 	}
-	q = req_new(b, x, SSH2_FXP_WRITE, x->offset, len);
+	q = req_new(b, x, SSH2_FXP_WRITE, off, len);
+	if ((q->redo = redo))
+		x->redo_reqs++;
 	sshbuf_reset(b->msg);
 	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_WRITE)) != 0 ||
 	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
 	    (r = sshbuf_put_string(b->msg, x->handle, x->handle_len)) != 0 ||
-	    (r = sshbuf_put_u64(b->msg, x->offset)) != 0 ||
+	    (r = sshbuf_put_u64(b->msg, off)) != 0 ||
 	    (r = sshbuf_put_string(b->msg, b->data, len)) != 0)
 		fatal_fr(r, "compose");
 	sftp_send_msg(b->conn, b->msg);
 	debug3("Sent message SSH2_FXP_WRITE I:%u O:%llu S:%zd",
-	    q->id, (unsigned long long)x->offset, len);
-	x->offset += len;
+	    q->id, (unsigned long long)off, len);
+	if (!redo)
+		x->offset += len;
 	x->touched = 1;
 }
 
@@ -813,6 +868,8 @@ restart_upload(struct sftp_batch *b, struct xfer *x)
 	x->retry = x->eof = x->opened = x->reordered = 0;
 	x->status = SSH2_FX_OK;
 	x->offset = x->highwater = x->maxack = x->start = x->part = 0;
+	x->tail = x->unchecked = x->tail_eof = 0;
+	x->redo = x->redo_end = 0;
 	x->progress = 0;
 	if (lseek(x->fd, 0, SEEK_SET) == -1) {
 		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
@@ -824,7 +881,7 @@ restart_upload(struct sftp_batch *b, struct xfer *x)
 	send_upload_open(b, x);
 }
 
-static void
+static struct xreq *
 send_read(struct sftp_batch *b, struct xfer *x, uint64_t offset, size_t len)
 {
 	struct xreq *q = req_new(b, x, SSH2_FXP_READ, offset, len);
@@ -841,6 +898,7 @@ send_read(struct sftp_batch *b, struct xfer *x, uint64_t offset, size_t len)
 	debug3("Request range %llu -> %llu I:%u",
 	    (unsigned long long)offset,
 	    (unsigned long long)offset + len - 1, q->id);
+	return q;
 }
 
 /*
@@ -868,14 +926,22 @@ local_open(struct sftp_batch *b, struct xfer *x)
 }
 
 /*
- * Download: the next read.  Up to the listed size, reads of that size;
- * past it, one read at a time until one finds the end of the file.
+ * Download: the next read.  A resumed file's range to read again first;
+ * then up to the listed size, reads of that size; past it, one read at
+ * a time until one finds the end of the file.
  */
 static void
 send_next_read(struct sftp_batch *b, struct xfer *x)
 {
 	u_int buflen = b->params.download_buflen;
 
+	if (redo_wanted(x)) {
+		buflen = MINIMUM(buflen, x->redo_end - x->redo);
+		send_read(b, x, x->redo, buflen)->redo = 1;
+		x->redo_reqs++;
+		x->redo += buflen;
+		return;
+	}
 	if (x->offset < x->size) {
 		buflen = MINIMUM(buflen, x->size - x->offset);
 		send_read(b, x, x->offset, buflen);
@@ -891,18 +957,23 @@ send_next_read(struct sftp_batch *b, struct xfer *x)
 static int
 wants_data(struct sftp_batch *b, struct xfer *x)
 {
-	if (x->state != XFER_DATA || x->eof)
+	if (x->state == XFER_DATA && redo_wanted(x))
+		return 1;
+	if ((x->state != XFER_DATA &&
+	    (x->state != XFER_CHECKING || !x->tail)) || x->eof)
 		return 0;
 	if (batch_download(b))
 		return !x->probing;
-	return 1;
+	/* An upload whose tail is sent waits for its part's comparison. */
+	return !x->tail_eof || !x->unchecked || interrupted;
 }
 
 /* Download: every read is answered; close the remote file. */
 static void
 finish_download(struct sftp_batch *b, struct xfer *x)
 {
-	int complete = x->at_end && !x->failed;
+	int complete = x->at_end && !x->failed && !x->unchecked &&
+	    x->redo >= x->redo_end;
 
 	if (complete) {
 		x->highwater = x->maxack;
@@ -913,8 +984,8 @@ finish_download(struct sftp_batch *b, struct xfer *x)
 		xfer_cut(b, x);
 	if (x->fd != -1 &&
 	    ((b->flags & SFTP_BATCH_INPLACE) || !complete)) {
-		debug("truncating at %llu", (unsigned long long)x->highwater);
-		if (ftruncate(x->fd, x->highwater) == -1)
+		debug("truncating at %llu", (unsigned long long)kept_end(x));
+		if (ftruncate(x->fd, kept_end(x)) == -1)
 			xfer_error(b, x, "local ftruncate \"%s\": %s", x->dst,
 			    strerror(errno));
 	}
@@ -997,7 +1068,8 @@ batch_fill(struct sftp_batch *b)
 	/* A download whose reads are all answered closes. */
 	TAILQ_FOREACH(x, &b->active, tq) {
 		if (batch_download(b) && x->state == XFER_DATA &&
-		    x->nreqs == 0 && (x->eof || interrupted))
+		    x->nreqs == 0 && (x->eof || interrupted) &&
+		    !redo_wanted(x))
 			finish_download(b, x);
 	}
 }
@@ -1045,7 +1117,8 @@ batch_reap(struct sftp_batch *b)
 			    &x->progress);
 			x->metered = 1;
 		}
-		if (x->state != XFER_DONE)
+		/* A resumed upload's hashes may outlive its failed open. */
+		if (x->state != XFER_DONE || x->inflight != 0)
 			return;
 		if (x->metered)
 			stop_progress_meter();
@@ -1072,10 +1145,10 @@ track_ack(struct xfer *x, uint64_t offset, size_t len)
 #ifdef SFTP_CLIENT_CHECK_FILE
 /*
  * Resumed files (SFTP_BATCH_RESUME, sftp-resume.c): the part the target
- * already has is compared with the source while other files' data
- * flows.  A download does it once its remote file is open (by handle),
- * an upload once its target's size is known and before its open (by
- * name), as sftp_download() and sftp_upload() do.
+ * already has is compared with the source while its own data past the
+ * part and other files' data flow.  A download compares once its remote
+ * file is open (check-file-handle), an upload once its target's size is
+ * known (check-file-name: its handle is open only for writing).
  */
 
 static void resume_done(struct sftp_batch *, struct xfer *);
@@ -1088,8 +1161,10 @@ resume_fill(struct sftp_batch *b, struct xfer *x)
 	u_int id;
 
 	while (sftp_resume_want(x->resume, &off, &len)) {
-		id = sftp_check_file_send(b->conn, x->handle, x->handle_len,
-		    x->dst, SFTP_RESUME_ALGS, off, len, 0);
+		/* An upload's handle is open only for writing: by name. */
+		id = sftp_check_file_send(b->conn, batch_download(b) ?
+		    x->handle : NULL, x->handle_len, x->dst,
+		    SFTP_RESUME_ALGS, off, len, 0);
 		req_add(b, x, SSH2_FXP_EXTENDED, id, off, len);
 		sftp_resume_sent(x->resume, id);
 	}
@@ -1097,12 +1172,35 @@ resume_fill(struct sftp_batch *b, struct xfer *x)
 		resume_done(b, x);
 }
 
+/*
+ * Compare the part, x->part bytes.  Where the server can hash, its data
+ * past the part flows meanwhile (the tail: wants_data()), and a range
+ * that differs is copied again afterwards (redo_wanted()).
+ */
 static void
 resume_start(struct sftp_batch *b, struct xfer *x, const char *target)
 {
 	x->state = XFER_CHECKING;
 	x->resume = sftp_resume_new(b->conn, target, x->fd, x->part,
 	    !batch_download(b));
+	if (x->part != 0 && sftp_can_check_file(b->conn, !batch_download(b))) {
+		x->tail = x->unchecked = 1;
+		x->offset = x->highwater = x->maxack = x->part;
+		x->progress = x->part;
+		if (!batch_download(b)) {
+			if (lseek(x->fd, x->part, SEEK_SET) == -1) {
+				xfer_error(b, x, "lseek local \"%s\": %s",
+				    x->src, strerror(errno));
+				x->tail = x->unchecked = 0;
+				sftp_resume_free(x->resume);
+				x->resume = NULL;
+				xfer_fail(b, x);
+				xfer_done(b, x);
+				return;
+			}
+			send_upload_open(b, x);
+		}
+	}
 	resume_fill(b, x);
 }
 
@@ -1120,6 +1218,28 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 	if (msg != NULL)
 		xfer_msg(b, x, r != 0 ? SYSLOG_LEVEL_ERROR : SYSLOG_LEVEL_INFO,
 		    msg);
+	if (x->tail) {
+		x->unchecked = 0;
+		if (batch_download(b))
+			x->state = XFER_DATA;
+		if (r != 0) {
+			/* Its requests in flight end first (batch_fill()). */
+			if (!interrupted) {
+				xfer_fail(b, x);
+				x->status = SSH2_FX_FAILURE;
+			}
+			x->eof = batch_download(b);
+			return;
+		}
+		/* The range that differs is copied again, over what is there. */
+		x->start = good;
+		if (good < x->part) {
+			x->redo = good;
+			x->redo_end = x->part;
+			x->progress -= x->part - good;
+		}
+		return;
+	}
 	if (r != 0)
 		goto stop;
 	if (batch_download(b)) {
@@ -1158,6 +1278,9 @@ got_check(struct sftp_batch *b, struct xreq *q, u_int status,
 {
 	struct xfer *x = q->xfer;
 
+	/* A resumed upload whose open failed: its local file is closed. */
+	if (x->state == XFER_DONE)
+		return;
 	if (x->resume == NULL)
 		fatal_f("check-file reply for \"%s\", not asked", x->dst);
 	sftp_resume_reply(x->resume, q->id, status, msg);
@@ -1282,7 +1405,7 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		return;
 	}
 	if (batch_download(b) || interrupted ||
-	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open ||
+	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open || x->tail ||
 	    (x->start != 0 && x->start == x->part))
 		return;
 	if (b->trunc_open) {
@@ -1352,6 +1475,9 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 		track_ack(x, q->offset, q->len);
 		break;
 	case SSH2_FXP_READ:
+		/* The file ended inside its part: it changed meanwhile. */
+		if (status == SSH2_FX_EOF && q->redo)
+			status = SSH2_FX_FAILURE;
 		if (status != SSH2_FX_EOF) {
 			if (x->status == SSH2_FX_OK)
 				xfer_error(b, x, "read remote \"%s\" : %s",
@@ -1450,7 +1576,9 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 		debug3("Short data block, re-requesting %llu -> %llu",
 		    (unsigned long long)q->offset + len,
 		    (unsigned long long)q->offset + q->len - 1);
-		send_read(b, x, q->offset + len, q->len - len);
+		if ((send_read(b, x, q->offset + len,
+		    q->len - len)->redo = q->redo))
+			x->redo_reqs++;
 	}
 }
 
@@ -1494,7 +1622,7 @@ trim_upload(struct sftp_batch *b, struct xfer *x)
 
 	attrib_clear(&t);
 	t.flags = SSH2_FILEXFER_ATTR_SIZE;
-	t.size = x->highwater;
+	t.size = kept_end(x);
 	debug("truncating at %llu", (unsigned long long)t.size);
 	send_path_setstat(b, x, &t)->truncate = 1;
 	x->trimmed = 1;
@@ -1515,7 +1643,8 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 	if (x->retry)
 		xfer_cut(b, x);
 	if (!batch_download(b) && x->status != SSH2_FX_OK && !x->retry &&
-	    !x->trimmed && x->maxack > x->highwater) {
+	    !x->trimmed && (x->maxack > x->highwater ||
+	    kept_end(x) < x->highwater)) {
 		trim_upload(b, x);
 		return;
 	}
@@ -1623,7 +1752,7 @@ sftp_batch_lost(struct sftp_batch *b)
 		}
 		if (x->state != XFER_DONE) {
 			if (batch_download(b) && x->fd != -1 &&
-			    ftruncate(x->fd, x->highwater) == -1)
+			    ftruncate(x->fd, kept_end(x)) == -1)
 				xfer_error(b, x, "local ftruncate \"%s\": %s",
 				    x->dst, strerror(errno));
 			xfer_cut(b, x);

@@ -353,6 +353,39 @@ for m in sftp-get-ra sftp-put-ra; do
 done
 SRC="$SRC_ALL"
 
+# A file's data past its part flows while the part is compared: one
+# file (big1, its first 50000000 bytes at the target) resumed by get -a
+# -r and put -a -r; in sftp -vvv's lines, the first read or write from
+# 50000000 is sent before the last reply to the part's hashes (two
+# ranges) is in.
+T1="$TESTDIR/t1"
+for v in get put; do
+	case $v in
+	get)	first='Request range 50000000 ->' ;;
+	put)	first='Sent message SSH2_FXP_WRITE I:[0-9]* O:50000000 ' ;;
+	esac
+	rm -rf "$T1"
+	mkdir -p "$T1/src" "$T1/dst/src"
+	ln "$SRC/big1" "$T1/src/big1"
+	head -c 50000000 "$SRC/big1" >"$T1/dst/src/big1"
+	echo "$v -a -r $T1/src $T1/dst" >"$TESTDIR/batch"
+	HPN_ADVERSARY=checkfile=ok timeout -s INT -k 5 $ADV_TIMEOUT \
+	    "$SFTP" -vvv -D "$ADV" -b "$TESTDIR/batch" >/dev/null \
+	    2>"$TESTDIR/err"
+	check "tail-first-$v-status" test $? -eq 0
+	check_same "tail-first-$v-exact" "$SRC/big1" "$T1/dst/src/big1"
+	_first=`grep -n "$first" "$TESTDIR/err" | head -n 1 | cut -d: -f1`
+	_last=`grep -n 'Received reply T:201 ' "$TESTDIR/err" | tail -n 1 |
+	    cut -d: -f1`
+	if [ -n "$_first" ] && [ -n "$_last" ] &&
+	    [ "$_first" -lt "$_last" ]; then
+		pass "tail-first-$v-order"
+	else
+		fail "tail-first-$v-order" "its first data at line \
+${_first:-none}, the last hash reply at line ${_last:-none}"
+	fi
+done
+
 # --- Over ssh.
 if default_release_only "resume over ssh"; then
 	:
