@@ -395,11 +395,12 @@ rekeys_not_started() {
 		}'
 }
 
-# guessed_rekeys NAME CLIENT-LOG MARK MIN: a download's rekeys where our
-# ssh (at -v, its stderr in CLIENT-LOG) guesses the key exchange (0008,
-# kex-guess.c): at least MIN KEXINITs that guessed, none that the server
-# dropped, at least MIN of the sshd's rekeys (log since MARK) started by
-# the client, no packet skipped.  The first rekey does not guess (the
+# guessed_rekeys NAME CLIENT-LOG MARK MIN [MIN-CLIENT]: a download's
+# rekeys where our ssh (at -v, its stderr in CLIENT-LOG) guesses the key
+# exchange (0008, kex-guess.c): at least MIN KEXINITs that guessed, none
+# that the server dropped, at least MIN-CLIENT (default MIN) of the
+# sshd's rekeys (log since MARK) started by the client, no packet
+# skipped.  The first rekey does not guess (the
 # server's first methods have been seen once), and where sshd reaches its
 # limit while the client's guess is on its way, sshd's KEXINIT starts the
 # exchange (both KEXINITs cross: correct, one round trip lost): those are
@@ -412,8 +413,8 @@ guessed_rekeys() {
 	_why=""
 	if [ "$_n" -lt "$4" ]; then
 		_why="$_n guessed KEXINITs, not $4 or more"
-	elif [ "$_c" -lt "$4" ]; then
-		_why="$_c rekeys started by the client, not $4 or more ($_s by sshd)"
+	elif [ "$_c" -lt "${5:-$4}" ]; then
+		_why="$_c rekeys started by the client, not ${5:-$4} or more ($_s by sshd)"
 	elif grep -q "the server drops our guess" "$2"; then
 		_why="the server dropped a guess"
 	elif log_has $3 "skipped packet"; then

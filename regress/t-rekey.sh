@@ -104,13 +104,18 @@ stop_sshd
 # (hpn-window.c's chan_rekey()).  On loopback, RekeyLimit 64M, a 320 MiB
 # download by our ssh and by the stock twin's: byte-exact; ours guessed
 # the rekeys after the first and made a loan before each (ssh -vv).
+# Our sshd starts its sending rekeys early too, so here the two KEXINITs
+# often cross and sshd's log shows it first: at least one exchange must
+# be the client's, not MIN_GUESSED (that asked for three, and failed
+# under load on two releases at once in one rehearsal: 2 by the client
+# and 3 by sshd, each of the client's guessed; stop of 2026-11-29).
 
 start_sshd rekeyours hpn "LogLevel DEBUG2" "RekeyLimit 64M"
 from=`log_mark`
 xfer_down rekey-ours "$SSH" "$REKEY_DATA" -vv \
     -c chacha20-poly1305@openssh.com -o RekeyLimit=64M
 guessed_rekeys rekey-ours-guess "$TESTDIR/err.rekey-ours.down" $from \
-    $MIN_GUESSED
+    $MIN_GUESSED 1
 n=`grep -c "SSH2_MSG_KEXINIT guesses" "$TESTDIR/err.rekey-ours.down"`
 l=`grep -c "of window lent for the rekey" "$TESTDIR/err.rekey-ours.down"`
 if [ "$l" -ge "$n" ] && [ "$n" -ge $MIN_GUESSED ]; then

@@ -288,9 +288,12 @@ done
 # The tree is a small one ($TESTDIR/c/src: 16 files in 5 directories,
 # 3 MB), so that the drops sweep every phase in seconds: the listing
 # takes the first 70-odd requests (READDIRs go ahead), each file's open,
-# hashes and reads the rest.  A complete file cut by a drop during its hashes is caught at
-# drops 76-86 only (checked with the guard taken out: the lost
-# connection truncated it at 0); hence the step of 8 from 6.
+# hashes and reads the rest.  Two faults show only in a window, each
+# checked by putting it in: a complete file cut by a drop during its
+# hashes at drops 76-86 (the guard that keeps its size taken out: the
+# lost connection truncated it at 0), a full-size file with a changed
+# byte at 86-118 (the cut back to the differing range taken out); hence
+# the drops 6, 22 ... 118.
 
 # resume_cut NAME MODE SWITCHES [INT|AGAIN]: resume_copy in MODE with
 # SWITCHES (a drop=, or with INT a delay and SIGINT to sftp once data
@@ -330,10 +333,9 @@ resume_cut() {
 }
 
 CUT_MODES="sftp-get-ra sftp-put-ra scp-down-Z scp-up-Z"
-CUT_DROPS=`seq 6 8 126`
+CUT_DROPS=`seq 6 16 118`
 if other_release; then
 	CUT_MODES="sftp-get-ra scp-up-Z"
-	CUT_DROPS=`seq 6 12 126`
 fi
 SRC_ALL="$SRC"
 SRC="$TESTDIR/c/src"
