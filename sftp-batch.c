@@ -766,13 +766,16 @@ redo_wanted(const struct xfer *x)
 }
 
 /*
- * Where a file left unfinished is cut.  Until the range of its part that
+ * Where a file left unfinished is cut.  Until its part is compared, it
+ * goes back to that part, as it was; until the range of its part that
  * differed is copied again, only what came before that range is known to
  * be its source's.
  */
 static uint64_t
 kept_end(const struct xfer *x)
 {
+	if (x->unchecked)
+		return MINIMUM(x->highwater, x->part);
 	if (x->redo < x->redo_end || x->redo_reqs != 0)
 		return MINIMUM(x->highwater, x->start);
 	return x->highwater;
@@ -816,7 +819,8 @@ send_write(struct sftp_batch *b, struct xfer *x)
 			x->tail_eof = 1;
 			return;
 		}
-		if (interrupted && x->offset < x->size)
+		if (interrupted && (x->offset < x->size || x->unchecked ||
+		    x->redo < x->redo_end))
 			xfer_cut(b, x);
 		finish_upload(b, x);
 		return;
@@ -965,7 +969,8 @@ wants_data(struct sftp_batch *b, struct xfer *x)
 	if (batch_download(b))
 		return !x->probing;
 	/* An upload whose tail is sent waits for its part's comparison. */
-	return !x->tail_eof || !x->unchecked || interrupted;
+	return !x->tail_eof || !x->unchecked || interrupted ||
+	    x->status != SSH2_FX_OK;
 }
 
 /* Download: every read is answered; close the remote file. */
@@ -1219,10 +1224,10 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 		xfer_msg(b, x, r != 0 ? SYSLOG_LEVEL_ERROR : SYSLOG_LEVEL_INFO,
 		    msg);
 	if (x->tail) {
-		x->unchecked = 0;
 		if (batch_download(b))
 			x->state = XFER_DATA;
 		if (r != 0) {
+			/* Its part stays unchecked: kept_end() goes back to it. */
 			/* Its requests in flight end first (batch_fill()). */
 			if (!interrupted) {
 				xfer_fail(b, x);
@@ -1232,6 +1237,7 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 			return;
 		}
 		/* The range that differs is copied again, over what is there. */
+		x->unchecked = 0;
 		x->start = good;
 		if (good < x->part) {
 			x->redo = good;
@@ -1642,9 +1648,10 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 	}
 	if (x->retry)
 		xfer_cut(b, x);
-	if (!batch_download(b) && x->status != SSH2_FX_OK && !x->retry &&
-	    !x->trimmed && (x->maxack > x->highwater ||
-	    kept_end(x) < x->highwater)) {
+	if (!batch_download(b) && !x->retry && !x->trimmed &&
+	    ((x->status != SSH2_FX_OK && x->maxack > x->highwater) ||
+	    ((x->status != SSH2_FX_OK || x->cut) &&
+	    kept_end(x) < x->highwater))) {
 		trim_upload(b, x);
 		return;
 	}
