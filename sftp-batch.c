@@ -166,7 +166,7 @@ struct xfer {
 	uint64_t offset;	/* of the next read or write */
 	uint64_t highwater;	/* contiguous end of what was acknowledged */
 	uint64_t maxack;	/* highest end acknowledged */
-	uint64_t start;		/* resumed: where its data goes on from */
+	uint64_t start;		/* resumed: where its part stops matching */
 	uint64_t part;		/* resumed: what its target had */
 	struct sftp_resume *resume;	/* resumed: the comparison */
 	int tail;		/* resumed: its data past the part flows
@@ -640,7 +640,7 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 	u_int openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
 
 	if ((b->flags & SFTP_BATCH_INPLACE) == 0 && b->trunc_open &&
-	    x->start == 0 && x->part == 0) {
+	    x->part == 0) {
 		openmode |= SSH2_FXF_TRUNC;
 		x->touched = x->trunc_at_open = 1;
 	}
@@ -843,10 +843,7 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	x->touched = 1;
 }
 
-/*
- * Upload: empty the file its open left as it was (send_upload_open()),
- * or a resumed one's cut where its data goes on from.
- */
+/* Upload: empty the file its open left as it was (send_upload_open()). */
 static void
 truncate_upload(struct sftp_batch *b, struct xfer *x)
 {
@@ -854,7 +851,7 @@ truncate_upload(struct sftp_batch *b, struct xfer *x)
 
 	attrib_clear(&t);
 	t.flags = SSH2_FILEXFER_ATTR_SIZE;
-	t.size = x->start;
+	t.size = 0;
 	send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate = 1;
 	x->touched = 1;
 }
@@ -1227,8 +1224,10 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 		if (batch_download(b))
 			x->state = XFER_DATA;
 		if (r != 0) {
-			/* Its part stays unchecked: kept_end() goes back to it. */
-			/* Its requests in flight end first (batch_fill()). */
+			/*
+			 * Its part stays unchecked (kept_end() goes back to
+			 * it); its requests in flight end first (batch_fill()).
+			 */
 			if (!interrupted) {
 				xfer_fail(b, x);
 				x->status = SSH2_FX_FAILURE;
@@ -1246,24 +1245,20 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 		}
 		return;
 	}
+	/*
+	 * No tail: no part, or a server that cannot hash (stock's resume,
+	 * good is the part), so nothing to cut.
+	 */
 	if (r != 0)
 		goto stop;
-	if (batch_download(b)) {
-		if (good < x->part) {
-			if (ftruncate(x->fd, good) == -1) {
-				xfer_error(b, x, "truncate local \"%s\": %s",
-				    x->dst, strerror(errno));
-				goto stop;
-			}
-			x->touched = 1;
-		}
+	if (batch_download(b))
 		x->state = XFER_DATA;
-	} else if (lseek(x->fd, good, SEEK_SET) == -1) {
+	else if (lseek(x->fd, good, SEEK_SET) == -1) {
 		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
 		    strerror(errno));
 		goto stop;
 	}
-	x->start = x->offset = x->highwater = x->maxack = good;
+	x->offset = x->highwater = x->maxack = good;
 	x->progress = good;
 	if (!batch_download(b))
 		send_upload_open(b, x);
@@ -1411,8 +1406,8 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		return;
 	}
 	if (batch_download(b) || interrupted ||
-	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open || x->tail ||
-	    (x->start != 0 && x->start == x->part))
+	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open ||
+	    x->part != 0)
 		return;
 	if (b->trunc_open) {
 		/* Opened before the server was found unable to truncate. */
