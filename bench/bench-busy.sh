@@ -19,11 +19,15 @@
 # round trips) for its window to grow, and measures both again, and the
 # bulk rate meanwhile (the client socket's tcpi_bytes_acked over that
 # time, ss(8)) against the link's rate (raw TCP's 1 GiB, slow start
-# included, is printed on the link's line).  The goal of issue 49: busy
-# within 10% of idle (`true`), a keystroke within one round trip plus
-# 20 ms, the bulk at 95% of raw TCP or more.  BENCH_CIPHER gives ssh a
-# cipher (-c).  BENCH_LOG=DIR keeps each ControlMaster's ssh -v log there
-# (busy-LABEL-RTT.log: when the hold turns on and off).
+# included, is printed on the link's line).  The yardstick comes last:
+# raw TCP (bench/lfnperf.c) sending from the client's namespace for the
+# same ramp, its rate measured the same way over the longest busy phase
+# of the pairs; each pair's bulk is then printed as a share of it.  The
+# goal of issue 49: busy within 10% of idle (`true`), a keystroke within
+# one round trip plus 20 ms, the bulk at 95% of raw TCP or more.
+# BENCH_CIPHER gives ssh a cipher (-c).  BENCH_LOG=DIR keeps each
+# ControlMaster's ssh -v log there (busy-LABEL-RTT.log: when the hold
+# turns on and off).
 
 . "`dirname "$0"`/../regress/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
@@ -119,6 +123,8 @@ for link in $LINKS; do
 	    "after ${RAMP} s; medians of $RUNS"
 	printf "%-10s %16s %7s %22s %14s\n" pair "ssh true idle->busy" \
 	    "busy" "keystroke idle->busy" "bulk MB/s (link)"
+	: >"$TESTDIR/bulks"
+	_wmax=0
 	for _p in $PAIRS; do
 		LABEL=${_p%%=*}
 		B=${_p#*=}
@@ -147,7 +153,10 @@ for link in $LINKS; do
 		echoes "$TESTDIR/e.busy"
 		acked "$TESTDIR/acked1"
 		_b1=`date +%s.%N`
-		_bulk=`bulk_rate \`echo "$_b1 - $_b0" | bc\``
+		_w=`echo "$_b1 - $_b0" | bc`
+		_bulk=`bulk_rate $_w`
+		echo "$LABEL $_bulk" >>"$TESTDIR/bulks"
+		_wmax=`echo "$_w $_wmax" | awk '{ print ($1 > $2 ? $1 : $2) }'`
 		kill $_bpid 2>/dev/null
 		wait $_bpid 2>/dev/null
 		hpn_untrack_pid $_bpid
@@ -159,11 +168,33 @@ for link in $LINKS; do
 		_tb=`median "$TESTDIR/t.busy"`
 		_ei=`median "$TESTDIR/e.idle"`
 		_eb=`median "$TESTDIR/e.busy"`
-		echo "$LABEL $_ti $_tb $_ei $_eb $_bulk $mbit" | awk '{
-			printf "%-10s %7.2f -> %5.2f s %6.0f%% %9.0f -> %6.0f ms %6.1f (%3.0f%%)\n",
-			    $1, $2, $3, 100 * ($3 - $2) / $2, 1000 * $4,
-			    1000 * $5, $6, 100 * $6 / ($7 * 0.125) }'
+		echo "$LABEL $_ti $_tb $_ei $_eb $_bulk $mbit" | awk '
+		    function ms(v) { return v == "-" ? "(none)" : \
+			sprintf("%.0f", 1000 * v) }
+		    { printf "%-10s %7.2f -> %5.2f s %6.0f%% %9s -> %6s ms %6.1f (%3.0f%%)\n",
+			$1, $2, $3, 100 * ($3 - $2) / $2, ms($4), ms($5), $6,
+			100 * $6 / ($7 * 0.125) }'
 	done
+	lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 @/dev/zero \
+	    >/dev/null 2>&1 &
+	_rpid=$!
+	hpn_track_pid $_rpid
+	sleep $RAMP
+	acked "$TESTDIR/acked0"
+	sleep $_wmax
+	acked "$TESTDIR/acked1"
+	_raw=`bulk_rate $_wmax`
+	kill $_rpid 2>/dev/null
+	wait $_rpid 2>/dev/null
+	hpn_untrack_pid $_rpid
+	echo "$_raw $mbit" | awk '{
+		printf "%-10s %47s %6.1f (%3.0f%%)\n", "raw TCP",
+		    "", $1, 100 * $1 / ($2 * 0.125) }'
+	awk -v raw="$_raw" -v w="$_wmax" '
+	    { s = s sprintf("%s%s %s", NR > 1 ? ", " : "", $1,
+		raw > 0 ? sprintf("%.0f%%", 100 * $2 / raw) : "-") }
+	    END { printf "bulk against raw TCP after the same ramp, over %.1f s: %s\n", w, s }' \
+	    "$TESTDIR/bulks"
 	lfn_down
 	rm -f "$TESTDIR/tunlink.log"
 done

@@ -16,6 +16,7 @@ import pty
 import select
 import sys
 import time
+import tty
 
 
 def read_until(fd, want, limit):
@@ -46,8 +47,18 @@ def main():
     n = int(sys.argv[1])
     pid, fd = pty.fork()
     if pid == 0:
+        # No echo but the remote tty's: until ssh has the session (a
+        # round trip or more on a busy connection) and puts the terminal
+        # in raw mode itself, this pty's own echo would come back at
+        # once, and be timed as the remote's.  The byte after tells the
+        # parent that nothing it writes now is echoed or flushed.
+        tty.setraw(0)
+        os.write(1, b"\x01")
         os.execvp(sys.argv[2], sys.argv[2:])
     rc = 0
+    if not read_until(fd, b"\x01", 30):
+        sys.stderr.write("echo-rtt: the pty was not set up\n")
+        return 1
     # The session is up once the remote tty echoes a first word.
     os.write(fd, b"ready\r")
     if not read_until(fd, b"ready", 60):
