@@ -172,6 +172,9 @@ struct hpn_window {
 		double long_since;	/* since when it stays long; 0: not */
 		double off_until;	/* not holding before this */
 		int64_t room;		/* what bulk channels may still queue */
+		u_int64_t trim;		/* taken off the cap: a queue stood */
+		u_int span_srtt;	/* the least tcpi_rtt in this span... */
+		double span_t;		/* ...which began then */
 		int lowat;		/* TCP_NOTSENT_LOWAT set; 0: not */
 		u_int64_t pace;		/* SO_MAX_PACING_RATE set; 0: not */
 		int held;		/* a bulk channel was held last time */
@@ -1112,8 +1115,9 @@ hpn_window_kex_guess(struct ssh *ssh)
  * HPN_HOLD_SMALL or more to send) are held while the socket and the output
  * buffer hold what the path carries in a minimum round trip plus
  * 1/HPN_HOLD_EXTRA of it; a path that carries more is found at that pace,
- * since the rate is read high.  Smaller sends are never held, so they go
- * first.  The socket's unsent queue is kept to a few milliseconds of the
+ * since the rate is read high, and what a queue that still stands holds
+ * comes off again (send_trim()).  Smaller sends are never held, so they
+ * go first.  The socket's unsent queue is kept to a few milliseconds of the
  * rate (TCP_NOTSENT_LOWAT), and its pacing to 1/HPN_HOLD_PACE above the
  * rate, so that the refill after a stall (BBR's probe of the round trip
  * empties the path every 10 s) does not queue a burst either.  A queue
@@ -1227,6 +1231,9 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
 		    HPN_HOLD_JITTER_USEC || rtt < HPN_HOLD_RTT_USEC)
 			return 0;
 		hw->send.filled = 1;
+		hw->send.trim = 0;
+		hw->send.span_srtt = 0;
+		hw->send.span_t = 0;
 		hw->send.long_since = 0;
 		debug("Holding bulk channels to what the path carries in "
 		    "a round trip (%llu bytes): a queue stood on it (round "
@@ -1249,6 +1256,46 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
 	hw->send.off_until = now + HPN_HOLD_OFF_SEC;
 	send_pace(hw, sock, 0);
 	return 0;
+}
+
+/*
+ * The cap rests on the rate read high, so more than its 1/HPN_HOLD_EXTRA
+ * may stand queued on the path: at 1000 ms a rate read 2% high is 20 ms
+ * of queue.  Once a minimum round trip, the least smoothed round trip
+ * (tcpi_rtt) seen in it tells what queue stood all along; while that is
+ * above its mark (1/HPN_HOLD_EXTRA of the round trip, at most
+ * HPN_HOLD_QUEUE_MSEC), half of the excess, in bytes at the rate, comes
+ * off the cap, up to 1/HPN_HOLD_TRIM of the path's product.  Under half
+ * the mark (the path drained, as in BBR's probe of the round trip), an
+ * eighth of it goes back.  A trim never outlasts a queue, so it cannot
+ * pull the rate down with it.
+ */
+static void
+send_trim(struct hpn_window *hw, double now, u_int srtt, u_int64_t bdp)
+{
+	u_int rtt = hw->send.rtt, mark, standing;
+	u_int64_t most = bdp / HPN_HOLD_TRIM;
+
+	if (hw->send.span_srtt == 0 || srtt < hw->send.span_srtt)
+		hw->send.span_srtt = srtt;
+	if (hw->send.span_t == 0)
+		hw->send.span_t = now;
+	if (now - hw->send.span_t < rtt / 1e6)
+		return;
+	mark = rtt / HPN_HOLD_EXTRA;
+	if (mark > HPN_HOLD_QUEUE_MSEC * 1000)
+		mark = HPN_HOLD_QUEUE_MSEC * 1000;
+	standing = hw->send.span_srtt > rtt ? hw->send.span_srtt - rtt : 0;
+	if (standing > mark)
+		hw->send.trim += hw->send.bw * (standing - mark) / 2000000;
+	else if (standing < mark / 2)
+		hw->send.trim -= hw->send.trim / 8;
+	if (hw->send.trim > most)
+		hw->send.trim = most;
+	debug3_f("least round trip %u us in the last %u us: trim %llu",
+	    hw->send.span_srtt, rtt, (unsigned long long)hw->send.trim);
+	hw->send.span_srtt = 0;
+	hw->send.span_t = now;
 }
 
 /*
@@ -1316,7 +1363,8 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 		return;
 	}
 	bdp = hw->send.bw * hw->send.rtt / 1000000;
-	cap = bdp + bdp / HPN_HOLD_EXTRA;
+	send_trim(hw, now, ti.tcpi_rtt, bdp);
+	cap = bdp + bdp / HPN_HOLD_EXTRA - hw->send.trim;
 	if (cap < HPN_HOLD_MIN)
 		cap = HPN_HOLD_MIN;
 	hw->send.room = (int64_t)cap - queued - (int64_t)obuf;

@@ -132,6 +132,13 @@
 #define HPN_HOLD_SMALL		(16*1024)
 /* Held while more than the path's product plus 1/this is queued. */
 #define HPN_HOLD_EXTRA		32
+/*
+ * ...and less what a queue standing longer than this (or than that
+ * 1/HPN_HOLD_EXTRA of a round trip, if less) holds: the rate is read high.
+ */
+#define HPN_HOLD_QUEUE_MSEC	8
+/* ...by at most 1/this of the path's product. */
+#define HPN_HOLD_TRIM		8
 /* The socket paced at the rate plus 1/this. */
 #define HPN_HOLD_PACE		8
 /* Never held below this much queued. */
