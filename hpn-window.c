@@ -1364,7 +1364,8 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	}
 	bdp = hw->send.bw * hw->send.rtt / 1000000;
 	send_trim(hw, now, ti.tcpi_rtt, bdp);
-	cap = bdp + bdp / HPN_HOLD_EXTRA - hw->send.trim;
+	cap = bdp + bdp / HPN_HOLD_EXTRA -
+	    MINIMUM(hw->send.trim, bdp / HPN_HOLD_TRIM);
 	if (cap < HPN_HOLD_MIN)
 		cap = HPN_HOLD_MIN;
 	hw->send.room = (int64_t)cap - queued - (int64_t)obuf;

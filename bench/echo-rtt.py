@@ -58,6 +58,8 @@ def main():
     rc = 0
     if not read_until(fd, b"\x01", 30):
         sys.stderr.write("echo-rtt: the pty was not set up\n")
+        os.kill(pid, 15)
+        os.waitpid(pid, 0)
         return 1
     # The session is up once the remote tty echoes a first word.
     os.write(fd, b"ready\r")
