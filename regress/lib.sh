@@ -400,11 +400,11 @@ rekeys_not_started() {
 # exchange (0008, kex-guess.c): at least MIN KEXINITs that guessed, none
 # that the server dropped, at least MIN-CLIENT (default MIN) of the
 # sshd's rekeys (log since MARK) started by the client, no packet
-# skipped.  The first rekey does not guess (the
-# server's first methods have been seen once), and where sshd reaches its
-# limit while the client's guess is on its way, sshd's KEXINIT starts the
-# exchange (both KEXINITs cross: correct, one round trip lost): those are
-# counted, not failed.
+# skipped.  The first rekey does not guess (the server's first methods
+# have been seen once), and where sshd reaches its limit while the
+# client's guess is on its way, sshd's KEXINIT starts the exchange (both
+# KEXINITs cross: correct, one round trip lost): those are counted, not
+# failed.
 guessed_rekeys() {
 	_n=`grep -c "SSH2_MSG_KEXINIT guesses the key exchange" "$2"`
 	_starts=`rekey_starts $3`
