@@ -469,12 +469,12 @@ struct hpn_need {
 
 /*
  * The need at time now from a measured path: per_rtt plus headroom, at
- * least base; for a patched peer the headroom is half of per_rtt.  While
- * the link fills, the windows may double each round trip, as TCP's slow
- * start does: while no queue forms on the path (the smoothed round trip
- * stays near its minimum) and never again once one clearly has (after a
- * loss, a burst of data held back until its repair looks like a faster
- * path).
+ * least base; for a patched peer the headroom is per_rtt (hpn-window.h
+ * says why).  While the link fills, the windows may double each round
+ * trip, as TCP's slow start does: while no queue forms on the path (the
+ * smoothed round trip stays near its minimum) and never again once one
+ * clearly has (after a loss, a burst of data held back until its repair
+ * looks like a faster path).
  * Then the need is twice a window that turned over within a round trip
  * (the window, not the path, limits the transfer, and a rate measured
  * over the past lags it), for a stock sender only while the rate still
@@ -496,8 +496,7 @@ path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
 	hw->path.rtt = n->rtt;
 	n->per_rtt = n->rate * n->rtt / 1000000;
 	/* A stock sender's buffer limits its headroom (hpn-window.h). */
-	n->head = hw->peer.patched && n->per_rtt / 2 > base ?
-	    n->per_rtt / 2 : base;
+	n->head = hw->peer.patched && n->per_rtt > base ? n->per_rtt : base;
 	if (n->srtt > hw->path.srtt_max)
 		hw->path.srtt_max = n->srtt;
 	fill = n->srtt < n->rtt + n->rtt / HPN_RAMP_QUEUE &&
@@ -1114,10 +1113,11 @@ hpn_window_kex_guess(struct ssh *ssh)
  * trip above the minimum by 1/HPN_HOLD_FILLED), bulk channels (those with
  * HPN_HOLD_SMALL or more to send) are held while the socket and the output
  * buffer hold what the path carries in a minimum round trip plus
- * 1/HPN_HOLD_EXTRA of it; a path that carries more is found at that pace,
- * since the rate is read high, and what a queue that still stands holds
- * comes off again (send_trim()).  Smaller sends are never held, so they
- * go first.  The socket's unsent queue is kept to a few milliseconds of the
+ * 1/HPN_HOLD_EXTRA of it (or HPN_HOLD_SLACK_MSEC of the rate where that
+ * is more: a short path's bursts); a path that carries more is found at
+ * that pace, since the rate is read high, and what a queue that still
+ * stands holds comes off again (send_trim()).  Smaller sends are never
+ * held, so they go first.  The socket's unsent queue is kept to a few milliseconds of the
  * rate (TCP_NOTSENT_LOWAT), and its pacing to 1/HPN_HOLD_PACE above the
  * rate, so that the refill after a stall (BBR's probe of the round trip
  * empties the path every 10 s) does not queue a burst either.  A queue
@@ -1233,7 +1233,7 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
 		hw->send.filled = 1;
 		hw->send.trim = 0;
 		hw->send.span_srtt = 0;
-		hw->send.span_t = 0;
+		hw->send.span_t = now + HPN_HOLD_SETTLE * rtt / 1e6;
 		hw->send.long_since = 0;
 		debug("Holding bulk channels to what the path carries in "
 		    "a round trip (%llu bytes): a queue stood on it (round "
@@ -1268,7 +1268,10 @@ send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
  * off the cap, up to 1/HPN_HOLD_TRIM of the path's product.  Under half
  * the mark (the path drained, as in BBR's probe of the round trip), an
  * eighth of it goes back.  A trim never outlasts a queue, so it cannot
- * pull the rate down with it.
+ * pull the rate down with it.  The first spans begin HPN_HOLD_SETTLE
+ * round trips after the hold did: until then the queue is what the
+ * windows' last doubling left, which the cap drains, and trimming for it
+ * held 1 Gbit/s x 1000 ms to 90% of the link for several seconds.
  */
 static void
 send_trim(struct hpn_window *hw, double now, u_int srtt, u_int64_t bdp)
@@ -1276,6 +1279,8 @@ send_trim(struct hpn_window *hw, double now, u_int srtt, u_int64_t bdp)
 	u_int rtt = hw->send.rtt, mark, standing;
 	u_int64_t most = bdp / HPN_HOLD_TRIM;
 
+	if (now < hw->send.span_t)
+		return;
 	if (hw->send.span_srtt == 0 || srtt < hw->send.span_srtt)
 		hw->send.span_srtt = srtt;
 	if (hw->send.span_t == 0)
@@ -1364,7 +1369,8 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	}
 	bdp = hw->send.bw * hw->send.rtt / 1000000;
 	send_trim(hw, now, ti.tcpi_rtt, bdp);
-	cap = bdp + bdp / HPN_HOLD_EXTRA -
+	cap = bdp + MAXIMUM(bdp / HPN_HOLD_EXTRA,
+	    hw->send.bw * HPN_HOLD_SLACK_MSEC / 1000) -
 	    MINIMUM(hw->send.trim, bdp / HPN_HOLD_TRIM);
 	if (cap < HPN_HOLD_MIN)
 		cap = HPN_HOLD_MIN;

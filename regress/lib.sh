@@ -447,7 +447,7 @@ srtt [0-9]* us, largest [0-9]* us, turned [0-9]*, shrunk [01]\).*/\1/p" |
 # is wrong with one line of budget_lines, logged by SIDE (client, the
 # default, or server), if anything.  M must be MAX; per_rtt
 # P is R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
-# 8 MiB) the most of that and P / 2, and for a stock server (BASE 8064
+# 8 MiB) the most of that and P, and for a stock server (BASE 8064
 # KiB) BASE + W - P where W, the window that last turned over within a
 # round trip, is above P.  While the smoothed round trip S is under 9/8 of the
 # minimum T and the largest so far X under 5/4 of it (the windows double
@@ -463,8 +463,7 @@ budget_problem() {
 	[ $_l -le $(( 2 * $7 )) ] || _l=$(( 2 * $7 ))
 	_ramp=$(( _l * $8 / 1000000 ))
 	_head=${15}
-	[ ${15} -ne 8388608 ] || [ $(( _rt / 2 )) -le $_head ] ||
-	    _head=$(( _rt / 2 ))
+	[ ${15} -ne 8388608 ] || [ $_rt -le $_head ] || _head=$_rt
 	[ ${15} -eq 8388608 ] || [ "${17:-client}" = server ] ||
 	    [ ${13} -le $_rt ] || _head=$(( ${15} + ${13} - _rt ))
 	_grows=0
