@@ -4,22 +4,25 @@
 # bench-busy; not part of make check).  Needs root (network namespaces,
 # bench/lfn.sh) and python3 (bench/echo-rtt.py).
 #
-# For each link (default "1000:100 1000:600 1000:1000", Mbit/s:RTT-ms,
+# For each link (default "1000:10 1000:100 1000:600 1000:1000", Mbit/s:RTT-ms,
 # override with BENCH_LINKS) and each pair (default "stock patched":
 # stock ssh and sshd, ours on both ends; BENCH_OTHERS="LABEL=DIR ..."
 # adds builds whose DIR has ssh and sshd, both ends from DIR, for example
 # HPN-SSH through links named ssh and sshd to its hpnssh and hpnsshd) it
-# opens one ControlMaster connection and measures, BENCH_RUNS times each
-# (default 5, medians printed):
-#   - `ssh -S CTL host true` on the idle connection;
+# opens one ControlMaster connection, starts a bulk upload on it (`cat
+# >/dev/null` fed from /dev/zero), waits BENCH_RAMP seconds (default 10
+# plus 15 round trips) for its window to grow, and measures, BENCH_RUNS
+# times each (default 5, medians printed):
+#   - `ssh -S CTL host true` on the busy connection;
 #   - the keystroke round trip of a pty session running cat (the remote
 #     tty's echo of one character, bench/echo-rtt.py) on it;
-# then starts a bulk upload on the same connection (`cat >/dev/null`
-# fed from /dev/zero), waits BENCH_RAMP seconds (default 10 plus 15
-# round trips) for its window to grow, and measures both again, and the
-# bulk rate meanwhile (the client socket's tcpi_bytes_acked over that
-# time, ss(8)) against the link's rate (raw TCP's 1 GiB, slow start
-# included, is printed on the link's line).  The yardstick comes last:
+# and the bulk rate meanwhile (the client socket's tcpi_bytes_acked over
+# that time, ss(8)) against the link's rate (raw TCP's 1 GiB, slow start
+# included, is printed on the link's line); then stops the bulk, waits
+# two round trips and a second, and measures both again on the idle
+# connection.  The bulk comes first because a connection that carried
+# interactive sessions can leave BBR's start-up before its bulk begins
+# (docs/windows.md), and raw TCP's yardstick starts fresh too.  The yardstick comes last:
 # raw TCP (bench/lfnperf.c) sending from the client's namespace for the
 # same ramp, its rate measured the same way over the longest busy phase
 # of the pairs; each pair's bulk is then printed as a share of it.  The
@@ -32,7 +35,7 @@
 . "`dirname "$0"`/../regress/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
 
-LINKS=${BENCH_LINKS:-"1000:100 1000:600 1000:1000"}
+LINKS=${BENCH_LINKS:-"1000:10 1000:100 1000:600 1000:1000"}
 if [ -n "${BENCH_LOG:-}" ]; then
 	mkdir -p "$BENCH_LOG" && BENCH_LOG=`cd "$BENCH_LOG" && pwd` ||
 	    { echo "bench-busy: cannot use BENCH_LOG $BENCH_LOG" >&2; exit 1; }
@@ -90,6 +93,12 @@ echoes() {
 	    echo "bench-busy: keystroke echo failed ($LABEL)" >&2
 }
 
+# gone PID: whether child PID has exited (it may not be reaped yet).
+gone() {
+	_st=`cut -d')' -f2 "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2`
+	[ -z "$_st" ] || [ "$_st" = Z ]
+}
+
 # acked FILE: each established connection to sshd, "LOCAL-PORT BYTES"
 # (the client's tcpi_bytes_acked), into FILE.
 acked() {
@@ -140,12 +149,17 @@ for link in $LINKS; do
 		hpn_track_pid $_mpid
 		wait_until 30 test -S "$CTL" ||
 		    die "bench-busy: no ControlMaster ($LABEL): `tail -n 1 "$TESTDIR/master.err"`"
-		trues "$TESTDIR/t.idle"
-		echoes "$TESTDIR/e.idle"
+		# Fed through a FIFO: a mux client killed leaves its master
+		# reading the stdin it passed, and EOF is what stops the bulk.
+		rm -f "$TESTDIR/bulk.fifo"
+		mkfifo "$TESTDIR/bulk.fifo" || die "bench-busy: no FIFO"
 		lfn_a "$B/ssh" -F "$SSH_CONFIG" -S "$CTL" hpntest \
-		    'cat >/dev/null' </dev/zero 2>/dev/null &
+		    'cat >/dev/null' <"$TESTDIR/bulk.fifo" 2>/dev/null &
 		_bpid=$!
 		hpn_track_pid $_bpid
+		cat /dev/zero >"$TESTDIR/bulk.fifo" 2>/dev/null &
+		_fpid=$!
+		hpn_track_pid $_fpid
 		sleep $RAMP
 		acked "$TESTDIR/acked0"
 		_b0=`date +%s.%N`
@@ -157,9 +171,22 @@ for link in $LINKS; do
 		_bulk=`bulk_rate $_w`
 		echo "$LABEL $_bulk" >>"$TESTDIR/bulks"
 		_wmax=`echo "$_w $_wmax" | awk '{ print ($1 > $2 ? $1 : $2) }'`
+		kill $_fpid 2>/dev/null
+		wait $_fpid 2>/dev/null
+		hpn_untrack_pid $_fpid
+		wait_until 60 gone $_bpid ||
+		    echo "bench-busy: the bulk did not end at EOF ($LABEL)" >&2
 		kill $_bpid 2>/dev/null
 		wait $_bpid 2>/dev/null
 		hpn_untrack_pid $_bpid
+		sleep `expr 1 + 2 \* $rtt / 1000`
+		acked "$TESTDIR/acked0"
+		sleep 1
+		acked "$TESTDIR/acked1"
+		[ "`bulk_rate 1 | cut -d. -f1`" -lt 1 ] ||
+		    echo "bench-busy: the bulk still moves after it was stopped ($LABEL)" >&2
+		trues "$TESTDIR/t.idle"
+		echoes "$TESTDIR/e.idle"
 		lfn_a "$B/ssh" -S "$CTL" -O exit hpntest 2>/dev/null
 		wait $_mpid 2>/dev/null
 		hpn_untrack_pid $_mpid
