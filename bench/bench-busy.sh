@@ -4,15 +4,15 @@
 # bench-busy; not part of make check).  Needs root (network namespaces,
 # bench/lfn.sh) and python3 (bench/echo-rtt.py).
 #
-# For each link (default "1000:10 1000:100 1000:600 1000:1000", Mbit/s:RTT-ms,
-# override with BENCH_LINKS) and each pair (default "stock patched":
-# stock ssh and sshd, ours on both ends; BENCH_OTHERS="LABEL=DIR ..."
-# adds builds whose DIR has ssh and sshd, both ends from DIR, for example
-# HPN-SSH through links named ssh and sshd to its hpnssh and hpnsshd) it
-# opens one ControlMaster connection, starts a bulk upload on it (`cat
-# >/dev/null` fed from /dev/zero), waits BENCH_RAMP seconds (default 10
-# plus 15 round trips) for its window to grow, and measures, BENCH_RUNS
-# times each (default 5, medians printed):
+# For each link (default "1000:10 1000:100 1000:600 1000:1000",
+# Mbit/s:RTT-ms, override with BENCH_LINKS) and each pair (default "stock
+# patched": stock ssh and sshd, ours on both ends; BENCH_OTHERS="LABEL=DIR
+# ..." adds builds whose DIR has ssh and sshd, both ends from DIR, for
+# example HPN-SSH through links named ssh and sshd to its hpnssh and
+# hpnsshd) it opens one ControlMaster connection, starts a bulk upload on
+# it (`cat >/dev/null` fed from /dev/zero), waits BENCH_RAMP seconds
+# (default 10 plus 15 round trips) for its window to grow, and measures,
+# BENCH_RUNS times each (default 5, medians printed):
 #   - `ssh -S CTL host true` on the busy connection;
 #   - the keystroke round trip of a pty session running cat (the remote
 #     tty's echo of one character, bench/echo-rtt.py) on it;
@@ -22,12 +22,13 @@
 # two round trips and a second, and measures both again on the idle
 # connection.  The bulk comes first because a connection that carried
 # interactive sessions can leave BBR's start-up before its bulk begins
-# (docs/windows.md), and raw TCP's yardstick starts fresh too.  The yardstick comes last:
-# raw TCP (bench/lfnperf.c) sending from the client's namespace for the
-# same ramp, its rate measured the same way over the longest busy phase
-# of the pairs; each pair's bulk is then printed as a share of it.  The
-# goal of issue 49: busy within 10% of idle (`true`), a keystroke within
-# one round trip plus 20 ms, the bulk at 95% of raw TCP or more.
+# (docs/windows.md), and raw TCP's yardstick starts fresh too.  The
+# yardstick comes last: raw TCP (bench/lfnperf.c) sending from the
+# client's namespace for the same ramp, its rate measured the same way
+# over the longest busy phase of the pairs; each pair's bulk is then
+# printed as a share of it.  The goal of issue 49: busy within 10% of
+# idle (`true`), a keystroke within one round trip plus 20 ms, the bulk
+# at 95% of raw TCP or more.
 # BENCH_CIPHER gives ssh a cipher (-c).  BENCH_LOG=DIR keeps each
 # ControlMaster's ssh -v log there (busy-LABEL-RTT.log: when the hold
 # turns on and off).
