@@ -1117,20 +1117,20 @@ hpn_window_kex_guess(struct ssh *ssh)
  * is more: a short path's bursts); a path that carries more is found at
  * that pace, since the rate is read high, and what a queue that still
  * stands holds comes off again (send_trim()).  Smaller sends are never
- * held, so they go first.  The socket's unsent queue is kept to a few milliseconds of the
- * rate (TCP_NOTSENT_LOWAT), and its pacing to 1/HPN_HOLD_PACE above the
- * rate, so that the refill after a stall (BBR's probe of the round trip
- * empties the path every 10 s) does not queue a burst either.  A queue
- * that stays long while bulk channels are held is not theirs (other
- * traffic on the path); holding would only cede the path to it, so it
- * stops for HPN_HOLD_OFF_SEC.  Until the path fills, and while it stops,
- * the congestion window limits the rate rather than the path, and what
- * waits is in the socket (at 1000 ms, tens of MB unsent while the round
- * trip stayed at its minimum): bulk channels are then held while the
- * socket's unsent bytes and the output buffer hold more than
- * HPN_HOLD_UNSENT_MSEC of the rate the socket sends at, which leaves TCP
- * data to send at all times.  A sending-side change: it works with any
- * peer.
+ * held, so they go first.  The socket's unsent queue is kept to a few
+ * milliseconds of the rate (TCP_NOTSENT_LOWAT), and its pacing to
+ * 1/HPN_HOLD_PACE above the rate, so that the refill after a stall (BBR's
+ * probe of the round trip empties the path every 10 s) does not queue a
+ * burst either.  A queue that stays long while bulk channels are held is
+ * not theirs (other traffic on the path); holding would only cede the
+ * path to it, so it stops for HPN_HOLD_OFF_SEC.  Until the path fills,
+ * and while it stops, the congestion window limits the rate rather than
+ * the path, and what waits is in the socket (at 1000 ms, tens of MB
+ * unsent while the round trip stayed at its minimum): bulk channels are
+ * then held while the socket's unsent bytes and the output buffer hold
+ * more than HPN_HOLD_UNSENT_MSEC of the rate the socket sends at, which
+ * leaves TCP data to send at all times.  A sending-side change: it works
+ * with any peer.
  */
 #if defined(HPN_HAVE_TCP_INFO) && defined(SIOCOUTQ) && \
     defined(TCP_NOTSENT_LOWAT) && defined(SO_MAX_PACING_RATE) && \

@@ -67,11 +67,11 @@
  * data that its own TCP sends, and BBR's PROBE_RTT holds them back for a
  * round trip or more (the acknowledgements of a receiver's adjusts wait
  * in the queue in front of the sender's data, so its minimum round trip
- * stays old and the probe comes every 10 s); with half of per_rtt the
- * sender ran out of window for half a second each time.  The sender, not
- * the window, keeps the link's queue short (hpn_window_hold()).  At least
- * HPN_WINDOW_HEADROOM in either case: room for the data waiting in the
- * receiver's buffers.
+ * stays old and the probe comes every 10 s); with half of per_rtt a
+ * sender at 1000 ms ran out of window for half a second each time.  The
+ * sender, not the window, keeps the link's queue short
+ * (hpn_window_hold()).  At least HPN_WINDOW_HEADROOM in either case: room
+ * for the data waiting in the receiver's buffers.
  * Where TCP_INFO does not give the rate and round trip, the budget is
  * HPN_WINDOW_STOCK_MAX, as for a stock peer.
  */
