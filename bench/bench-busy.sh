@@ -94,12 +94,6 @@ echoes() {
 	    echo "bench-busy: keystroke echo failed ($LABEL)" >&2
 }
 
-# gone PID: whether child PID has exited (it may not be reaped yet).
-gone() {
-	_st=`cut -d')' -f2 "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2`
-	[ -z "$_st" ] || [ "$_st" = Z ]
-}
-
 # acked FILE: each established connection to sshd, "LOCAL-PORT BYTES"
 # (the client's tcpi_bytes_acked), into FILE.
 acked() {
@@ -175,7 +169,7 @@ for link in $LINKS; do
 		kill $_fpid 2>/dev/null
 		wait $_fpid 2>/dev/null
 		hpn_untrack_pid $_fpid
-		wait_until 60 gone $_bpid ||
+		wait_until 60 proc_gone $_bpid ||
 		    echo "bench-busy: the bulk did not end at EOF ($LABEL)" >&2
 		kill $_bpid 2>/dev/null
 		wait $_bpid 2>/dev/null
