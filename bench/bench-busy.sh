@@ -13,7 +13,11 @@
 # it (`cat >/dev/null` fed from /dev/zero), waits BENCH_RAMP seconds
 # (default 10 plus 15 round trips) for its window to grow, and measures,
 # BENCH_RUNS times each (default 5, medians printed):
-#   - `ssh -S CTL host true` on the busy connection;
+#   - `ssh -S CTL host true` on the busy connection, and on another
+#     connection to the same sshd beside it (what the machine and the
+#     link's queue cost with no bulk ahead in the same connection: on a
+#     2-vCPU VM, ssh, sshd and the user-space link at 1 Gbit/s share the
+#     CPUs with the session), printed against the idle `true`;
 #   - the keystroke round trip of a pty session running cat (the remote
 #     tty's echo of one character, bench/echo-rtt.py) on it;
 # and the bulk rate meanwhile (the client socket's tcpi_bytes_acked over
@@ -74,13 +78,14 @@ median() {
 	    if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
 }
 
-# trues FILE: RUNS timed `ssh -S CTL true` into FILE, seconds.
+# trues FILE [SOCKET]: RUNS timed `ssh -S CTL true` (or -S SOCKET) into
+# FILE, seconds.
 trues() {
 	: >"$1"
 	_i=0
 	while [ $_i -lt $RUNS ]; do
 		_t0=`date +%s.%N`
-		lfn_a "$B/ssh" -F "$SSH_CONFIG" -S "$CTL" hpntest true ||
+		lfn_a "$B/ssh" -F "$SSH_CONFIG" -S "${2:-$CTL}" hpntest true ||
 		    echo "bench-busy: ssh true failed ($LABEL)" >&2
 		echo "`date +%s.%N` - $_t0" | bc >>"$1"
 		_i=`expr $_i + 1`
@@ -125,8 +130,8 @@ for link in $LINKS; do
 	    "`lfn_a sysctl -n net.ipv4.tcp_congestion_control`, cipher" \
 	    "${BENCH_CIPHER:-default}; raw TCP $RAW MB/s; bulk measured" \
 	    "after ${RAMP} s; medians of $RUNS"
-	printf "%-10s %16s %7s %22s %14s\n" pair "ssh true idle->busy" \
-	    "busy" "keystroke idle->busy" "bulk MB/s (link)"
+	printf "%-10s %16s %7s %14s %22s %14s\n" pair "ssh true idle->busy" \
+	    "busy" "other conn." "keystroke idle->busy" "bulk MB/s (link)"
 	: >"$TESTDIR/bulks"
 	_wmax=0
 	for _p in $PAIRS; do
@@ -144,6 +149,13 @@ for link in $LINKS; do
 		hpn_track_pid $_mpid
 		wait_until 30 test -S "$CTL" ||
 		    die "bench-busy: no ControlMaster ($LABEL): `tail -n 1 "$TESTDIR/master.err"`"
+		# The other connection, opened before the bulk starts.
+		lfn_a "$B/ssh" -F "$SSH_CONFIG" -M -S "$CTL.2" -N hpntest \
+		    2>"$TESTDIR/master2.err" &
+		_m2pid=$!
+		hpn_track_pid $_m2pid
+		wait_until 30 test -S "$CTL.2" ||
+		    die "bench-busy: no second ControlMaster ($LABEL): `tail -n 1 "$TESTDIR/master2.err"`"
 		# Fed through a FIFO: a mux client killed leaves its master
 		# reading the stdin it passed, and EOF is what stops the bulk.
 		rm -f "$TESTDIR/bulk.fifo"
@@ -159,6 +171,7 @@ for link in $LINKS; do
 		acked "$TESTDIR/acked0"
 		_b0=`date +%s.%N`
 		trues "$TESTDIR/t.busy"
+		trues "$TESTDIR/t.other" "$CTL.2"
 		echoes "$TESTDIR/e.busy"
 		acked "$TESTDIR/acked1"
 		_b1=`date +%s.%N`
@@ -185,16 +198,21 @@ for link in $LINKS; do
 		lfn_a "$B/ssh" -S "$CTL" -O exit hpntest 2>/dev/null
 		wait $_mpid 2>/dev/null
 		hpn_untrack_pid $_mpid
+		lfn_a "$B/ssh" -S "$CTL.2" -O exit hpntest 2>/dev/null
+		wait $_m2pid 2>/dev/null
+		hpn_untrack_pid $_m2pid
 		stop_sshd
 		_ti=`median "$TESTDIR/t.idle"`
 		_tb=`median "$TESTDIR/t.busy"`
+		_to=`median "$TESTDIR/t.other"`
 		_ei=`median "$TESTDIR/e.idle"`
 		_eb=`median "$TESTDIR/e.busy"`
-		echo "$LABEL $_ti $_tb $_ei $_eb $_bulk $mbit" | awk '
+		echo "$LABEL $_ti $_tb $_ei $_eb $_bulk $mbit $_to" | awk '
 		    function ms(v) { return v == "-" ? "(none)" : \
 			sprintf("%.0f", 1000 * v) }
-		    { printf "%-10s %7.2f -> %5.2f s %6.0f%% %9s -> %6s ms %6.1f (%3.0f%%)\n",
-			$1, $2, $3, 100 * ($3 - $2) / $2, ms($4), ms($5), $6,
+		    { printf "%-10s %7.2f -> %5.2f s %6.0f%% %5.2f s %+5.0f%% %9s -> %6s ms %6.1f (%3.0f%%)\n",
+			$1, $2, $3, 100 * ($3 - $2) / $2, $8,
+			100 * ($8 - $2) / $2, ms($4), ms($5), $6,
 			100 * $6 / ($7 * 0.125) }'
 	done
 	lfn_a "$TESTDIR/lfnperf" -c $LFN_ADDR_B 5201 @/dev/zero \
@@ -210,7 +228,7 @@ for link in $LINKS; do
 	wait $_rpid 2>/dev/null
 	hpn_untrack_pid $_rpid
 	echo "$_raw $mbit" | awk '{
-		printf "%-10s %47s %6.1f (%3.0f%%)\n", "raw TCP",
+		printf "%-10s %62s %6.1f (%3.0f%%)\n", "raw TCP",
 		    "", $1, 100 * $1 / ($2 * 0.125) }'
 	awk -v raw="$_raw" -v w="$_wmax" '
 	    { s = s sprintf("%s%s %s", NR > 1 ? ", " : "", $1,
