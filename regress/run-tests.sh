@@ -56,7 +56,9 @@ chrt -i 0 true 2>/dev/null && IDLE="chrt -i 0"
 ionice -c 3 true 2>/dev/null && IDLE="$IDLE ionice -c 3"
 
 start=`date +%s`
-if [ "${HPN_TEST_SERIAL:-no}" != yes ] && command -v setsid >/dev/null; then
+# setsid -w: where the shell made the job a process group leader (job
+# control), setsid forks, and then waits for the suite.
+if [ "${HPN_TEST_SERIAL:-no}" != yes ] && setsid -w true 2>/dev/null; then
 	first=yes
 	for s in $suites; do
 		case " $BACKGROUND " in
@@ -68,7 +70,7 @@ if [ "${HPN_TEST_SERIAL:-no}" != yes ] && command -v setsid >/dev/null; then
 		    continue
 		date +%s >"$WORK/$s.t0"
 		HPN_RESULTS="$WORK/$s.results" SUITE="$s" \
-		    setsid $IDLE sh "$f" >"$WORK/$s.out" 2>&1 &
+		    setsid -w $IDLE sh "$f" >"$WORK/$s.out" 2>&1 &
 		echo $! >"$WORK/$s.pid"
 		bg_pids="$bg_pids $!"
 	done
