@@ -1283,8 +1283,6 @@ send_trim(struct hpn_window *hw, double now, u_int srtt, u_int64_t bdp)
 		return;
 	if (hw->send.span_srtt == 0 || srtt < hw->send.span_srtt)
 		hw->send.span_srtt = srtt;
-	if (hw->send.span_t == 0)
-		hw->send.span_t = now;
 	if (now - hw->send.span_t < rtt / 1e6)
 		return;
 	mark = rtt / HPN_HOLD_EXTRA;
