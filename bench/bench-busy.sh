@@ -92,6 +92,26 @@ trues() {
 	done
 }
 
+# master_up SOCKET [SSH-ARG...]: a ControlMaster connection of $B's ssh
+# (with BENCH_CIPHER) at SOCKET; its pid in _master.
+master_up() {
+	_sock=$1
+	shift
+	lfn_a "$B/ssh" -F "$SSH_CONFIG" ${BENCH_CIPHER:+-c $BENCH_CIPHER} \
+	    "$@" -M -S "$_sock" -N hpntest 2>"$_sock.err" &
+	_master=$!
+	hpn_track_pid $_master
+	wait_until 30 test -S "$_sock" ||
+	    die "bench-busy: no ControlMaster at $_sock ($LABEL): `tail -n 1 "$_sock.err"`"
+}
+
+# master_down SOCKET PID: closes the ControlMaster at SOCKET.
+master_down() {
+	lfn_a "$B/ssh" -S "$1" -O exit hpntest 2>/dev/null
+	wait $2 2>/dev/null
+	hpn_untrack_pid $2
+}
+
 # echoes FILE: RUNS keystroke round trips of a pty session into FILE.
 echoes() {
 	lfn_a python3 "$HPN_TOP/bench/echo-rtt.py" $RUNS "$B/ssh" \
@@ -143,19 +163,12 @@ for link in $LINKS; do
 		_log=
 		[ -z "${BENCH_LOG:-}" ] ||
 		    _log="-v -E $BENCH_LOG/busy-$LABEL-$rtt.log"
-		lfn_a "$B/ssh" -F "$SSH_CONFIG" ${BENCH_CIPHER:+-c $BENCH_CIPHER} \
-		    $_log -M -S "$CTL" -N hpntest 2>"$TESTDIR/master.err" &
-		_mpid=$!
-		hpn_track_pid $_mpid
-		wait_until 30 test -S "$CTL" ||
-		    die "bench-busy: no ControlMaster ($LABEL): `tail -n 1 "$TESTDIR/master.err"`"
+		# shellcheck disable=SC2086
+		master_up "$CTL" $_log
+		_mpid=$_master
 		# The other connection, opened before the bulk starts.
-		lfn_a "$B/ssh" -F "$SSH_CONFIG" -M -S "$CTL.2" -N hpntest \
-		    2>"$TESTDIR/master2.err" &
-		_m2pid=$!
-		hpn_track_pid $_m2pid
-		wait_until 30 test -S "$CTL.2" ||
-		    die "bench-busy: no second ControlMaster ($LABEL): `tail -n 1 "$TESTDIR/master2.err"`"
+		master_up "$CTL.2"
+		_m2pid=$_master
 		# Fed through a FIFO: a mux client killed leaves its master
 		# reading the stdin it passed, and EOF is what stops the bulk.
 		rm -f "$TESTDIR/bulk.fifo"
@@ -195,12 +208,8 @@ for link in $LINKS; do
 		    echo "bench-busy: the bulk still moves after it was stopped ($LABEL)" >&2
 		trues "$TESTDIR/t.idle"
 		echoes "$TESTDIR/e.idle"
-		lfn_a "$B/ssh" -S "$CTL" -O exit hpntest 2>/dev/null
-		wait $_mpid 2>/dev/null
-		hpn_untrack_pid $_mpid
-		lfn_a "$B/ssh" -S "$CTL.2" -O exit hpntest 2>/dev/null
-		wait $_m2pid 2>/dev/null
-		hpn_untrack_pid $_m2pid
+		master_down "$CTL" $_mpid
+		master_down "$CTL.2" $_m2pid
 		stop_sshd
 		_ti=`median "$TESTDIR/t.idle"`
 		_tb=`median "$TESTDIR/t.busy"`
