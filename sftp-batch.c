@@ -24,33 +24,43 @@
  * flight together, so a round trip is paid once per max_files files
  * rather than several times per file.
  *
- * An upload sends its open, and once the handle is back, the file's
- * writes followed at once by its setstats and its close: the server
- * handles one handle's requests in the order they came (the protocol
- * requires it of requests on one file; only replies may come in any
- * order), and every status is checked.  A download sends its open,
- * then reads up to the size its directory listing gave and one more
- * for the end of the file, and its close once every read is answered;
- * the rest of a short reply is always asked for.  File data is
- * requested for the oldest file first, so files finish roughly in order
- * and the progress meter shows one file at a time: the oldest one still
- * open.
+ * The engine's rules, whatever order a server applies requests in (it
+ * must answer each, but may run them on threads: Go's pkg/sftp runs one
+ * file's reads and writes beside its other requests):
+ *  1. Only requests that cannot conflict are in flight together for one
+ *     file: reads, or writes, of ranges that do not overlap.
+ *  2. A request whose effect depends on another's waits for its status:
+ *     an upload's size, attributes and close are sent once every write
+ *     is answered (finish_upload()); a download closes once every read
+ *     is answered (finish_download()).
+ *  3. An upload's open does not truncate.  Its data goes first, then its
+ *     size: the whole file's, or, for a file left unfinished, what is
+ *     known to be its source's (kept_end()).  A server that cannot set a
+ *     size gets the file again, its open truncating (restart_upload()).
+ *  4. No two files share a handle: a server that hands out one still in
+ *     use (Erlang's ssh_sftpd does) gets one file at a time from then on,
+ *     and both files of the clash are copied again (handle_clash()).
+ *  5. A file is reported whole only when every byte of it was answered
+ *     with success; else it is cut back to kept_end() and named.
+ * Other files keep the pipe full meanwhile.  A download sends its open,
+ * then reads up to the size its directory listing gave and one more for
+ * the end of the file; the rest of a short reply is always asked for.
+ * File data is requested for the oldest file first, so files finish
+ * roughly in order and the progress meter shows one file at a time: the
+ * oldest one still open.
  *
- * A destination is changed only once its file's data is under way: the
- * open of an upload does not truncate (the file is emptied with FSETSTAT
- * once its handle is back, or, where the server cannot, by opening it
- * again with truncation), and a download opens its local file when the
- * first data comes.  So an interrupt (after which no file starts, the
- * data of those under way stops and each open handle is closed) or a
- * lost connection (sftp_batch_lost()) leaves the files not yet started
- * as they were, and names as failed each one it cut short, as
- * sftp_upload() and sftp_download() name theirs.  Two files of one
- * destination go one after the other, so the later source is the one
- * that stays.
+ * A destination is changed only once its file's data is under way: an
+ * upload writes over what is there and sets its size last, and a
+ * download opens its local file when the first data comes.  So an
+ * interrupt (after which no file starts, the data of those under way
+ * stops and each open handle is closed) or a lost connection
+ * (sftp_batch_lost()) leaves the files not yet started as they were,
+ * and names as failed each one it cut short, as sftp_upload() and
+ * sftp_download() name theirs.  Two files of one destination go one
+ * after the other, so the later source is the one that stays.
  *
  * Errors are reported as sftp_upload() and sftp_download() report them;
- * a file that fails does not stop the others.  A failed upload is cut
- * back to what was written without a gap, a failed download likewise.
+ * a file that fails does not stop the others.
  *
  * The replies of other requests sent while the batch runs (sftp_mkdir(),
  * sftp_readdir() of the next directory) pass through get_msg(), which
@@ -132,6 +142,10 @@ TAILQ_HEAD(xargs, xarg);
 #define NOTE_END	2	/* the end of an argument */
 #define NOTE_LOG	3	/* log src at level when its turn comes */
 
+/* What an upload's FSETSTAT of its size is for (finish_upload()). */
+#define TRUNC_SIZE	1	/* the whole file's size */
+#define TRUNC_TRIM	2	/* cut an unfinished file back */
+
 /* A request in flight. */
 struct xreq {
 	u_int id;
@@ -140,7 +154,7 @@ struct xreq {
 	uint64_t offset;	/* reads and writes */
 	size_t len;
 	size_t cost;		/* what it counts in data_bytes */
-	int truncate;		/* the FSETSTAT that empties an upload's file */
+	int truncate;		/* an upload's final size (TRUNC_*), or 0 */
 	int redo;		/* a read of a resumed file's range again */
 	TAILQ_ENTRY(xreq) tq;
 };
@@ -191,12 +205,15 @@ struct xfer {
 				   connection, with its destination changed */
 	int retry;		/* upload: open again, with truncation */
 	int trunc_at_open;	/* upload: its open truncates */
-	int trimmed;		/* upload: cut back to what was written */
 	int metered;		/* the meter shows it */
 	int opened;		/* the remote open succeeded */
 	int named;		/* named by the user, not found in a directory */
 	int stat_needed;	/* download: no attributes from a listing */
 	int failed;
+	int clashed;		/* its handle is another file's too: copied
+				   again (handle_clash()), its requests moot */
+	u_int open_id;		/* its open's request id */
+	u_int close_id;		/* its close's request id, or 0 */
 	u_int status;		/* the first error status of a read/write */
 	int write_errno;	/* download: the local write's error */
 	int mode;		/* a directory's final mode, or -1 */
@@ -206,6 +223,10 @@ struct xfer {
 	TAILQ_ENTRY(xfer) tq;
 };
 TAILQ_HEAD(xfers, xfer);
+
+static struct xfer *xfer_new(struct sftp_batch *, const char *,
+    const char *);
+static void batch_step(struct sftp_batch *);
 
 struct sftp_batch {
 	struct sftp_conn *conn;
@@ -226,6 +247,10 @@ struct sftp_batch {
 	struct sshbuf *reply;	/* what we read ourselves */
 	u_char *data;		/* one upload request's data */
 	int trunc_open;		/* upload: truncate at open, not later */
+	int one_file;		/* the server reused a handle in use: one
+				   file at a time, as stock copies */
+	int foreign;		/* in sftp-client.c's wait for its reply:
+				   a listing's handle may be open */
 	sshsig_t sigpipe;	/* the handler before the batch */
 	int direct;		/* batch_log() logs at once */
 	int failed;
@@ -551,7 +576,7 @@ send_path_setstat(struct sftp_batch *b, struct xfer *x, const Attrib *a)
 static void
 send_close(struct sftp_batch *b, struct xfer *x)
 {
-	send_handle_request(b, x, SSH2_FXP_CLOSE, NULL);
+	x->close_id = send_handle_request(b, x, SSH2_FXP_CLOSE, NULL)->id;
 	x->state = XFER_CLOSING;
 }
 
@@ -565,15 +590,24 @@ xfer_fail(struct sftp_batch *b, struct xfer *x)
 }
 
 /* The file's failure line, as upload_dir/download_dir give it. */
+static char *
+xfer_failed_line(struct sftp_batch *b, struct xfer *x)
+{
+	char *line;
+
+	if (batch_download(b))
+		xasprintf(&line, "Download of file %s to %s failed",
+		    x->src, x->dst);
+	else
+		xasprintf(&line, "upload \"%s\" to \"%s\" failed",
+		    x->src, x->dst);
+	return line;
+}
+
 static void
 xfer_failed(struct sftp_batch *b, struct xfer *x)
 {
-	if (batch_download(b))
-		xfer_error(b, x, "Download of file %s to %s failed",
-		    x->src, x->dst);
-	else
-		xfer_error(b, x, "upload \"%s\" to \"%s\" failed",
-		    x->src, x->dst);
+	xfer_msg(b, x, SYSLOG_LEVEL_ERROR, xfer_failed_line(b, x));
 }
 
 /*
@@ -590,7 +624,7 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 		xfer_fail(b, x);
 	}
 	x->fd = -1;
-	if (x->cut || (x->failed && !x->named))
+	if (!x->clashed && (x->cut || (x->failed && !x->named)))
 		xfer_failed(b, x);
 }
 
@@ -625,14 +659,16 @@ send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
 	sftp_send_msg(b->conn, b->msg);
 	debug3("Sent %s message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
 	    tag, q->id, path, openmode);
+	x->open_id = q->id;
+	x->close_id = 0;
 	x->state = XFER_OPENING;
 }
 
 /*
  * Upload: the remote open.  It does not truncate: an open in flight
- * when the copy is interrupted must leave the file as it was.  The file
- * is emptied once its handle is back (truncate_upload()), unless the
- * server could not do that before: then the open truncates.
+ * when the copy is interrupted must leave the file as it was, and its
+ * size is set once its data is in (finish_upload()), unless the server
+ * could not do that before: then the open truncates.
  */
 static void
 send_upload_open(struct sftp_batch *b, struct xfer *x)
@@ -644,6 +680,16 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 		openmode |= SSH2_FXF_TRUNC;
 		x->touched = x->trunc_at_open = 1;
 	}
+#ifdef SFTP_CLIENT_CHECK_FILE
+	/*
+	 * Resumed from its size alone, as stock resumes: its open appends,
+	 * so that servers that truncate other opens (Erlang's) or refuse
+	 * appends by policy (ProFTPD's AllowStoreRestart) treat it as they
+	 * treat stock's.  A verified resume may write inside the part.
+	 */
+	if (x->part != 0 && !sftp_can_check_file(b->conn, 1))
+		openmode |= SSH2_FXF_APPEND;
+#endif
 	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
 }
 
@@ -733,30 +779,6 @@ start_download(struct sftp_batch *b, struct xfer *x)
 	send_open_request(b, x, "remote", x->src, SSH2_FXF_READ, &junk);
 }
 
-/* Upload: the last write is sent; truncate, set attributes and close. */
-static void
-finish_upload(struct sftp_batch *b, struct xfer *x)
-{
-	Attrib t;
-
-	x->eof = 1;
-	if (x->retry || (interrupted && !x->touched)) {
-		/* Leave the file as it is. */
-		send_close(b, x);
-		return;
-	}
-	if (b->flags & SFTP_BATCH_INPLACE) {
-		attrib_clear(&t);
-		t.flags = SSH2_FILEXFER_ATTR_SIZE;
-		t.size = x->offset;
-		debug("truncating at %llu", (unsigned long long)t.size);
-		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t);
-	}
-	if (b->flags & SFTP_BATCH_PRESERVE)
-		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &x->a);
-	send_close(b, x);
-}
-
 /* Resumed: whether a range of its part is still to be copied again. */
 static int
 redo_wanted(const struct xfer *x)
@@ -768,17 +790,52 @@ redo_wanted(const struct xfer *x)
 /*
  * Where a file left unfinished is cut.  Until its part is compared, it
  * goes back to that part, as it was; until the range of its part that
- * differed is copied again, only what came before that range is known to
- * be its source's.
+ * differed is copied again, and for good once any read or write of the
+ * file failed (a failed one of that range leaves old bytes in it), only
+ * what came before that range is known to be its source's.
  */
 static uint64_t
 kept_end(const struct xfer *x)
 {
 	if (x->unchecked)
 		return MINIMUM(x->highwater, x->part);
-	if (x->redo < x->redo_end || x->redo_reqs != 0)
+	if (x->redo < x->redo_end || x->redo_reqs != 0 ||
+	    (x->redo_end != 0 && (x->status != SSH2_FX_OK ||
+	    x->write_errno != 0)))
 		return MINIMUM(x->highwater, x->start);
 	return x->highwater;
+}
+
+/*
+ * Upload: every write is answered.  Its size is set once its data is in
+ * (a server may apply one file's requests in any order: pkg/sftp runs
+ * writes on threads): the whole file, or, for a file left unfinished,
+ * what is known to be its source's (kept_end()); then its attributes
+ * and its close.  A size the server cannot set is a success's only:
+ * the file is copied again, its open truncating (restart_upload()).
+ */
+static void
+finish_upload(struct sftp_batch *b, struct xfer *x)
+{
+	int whole = x->status == SSH2_FX_OK && !x->cut;
+	Attrib t;
+
+	if (x->retry || (interrupted && !x->touched)) {
+		/* Leave the file as it is. */
+		send_close(b, x);
+		return;
+	}
+	if (!whole || !x->trunc_at_open) {
+		attrib_clear(&t);
+		t.flags = SSH2_FILEXFER_ATTR_SIZE;
+		t.size = whole ? x->offset : kept_end(x);
+		debug("truncating at %llu", (unsigned long long)t.size);
+		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate =
+		    whole ? TRUNC_SIZE : TRUNC_TRIM;
+	}
+	if (whole && (b->flags & SFTP_BATCH_PRESERVE))
+		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &x->a);
+	send_close(b, x);
 }
 
 /*
@@ -822,7 +879,7 @@ send_write(struct sftp_batch *b, struct xfer *x)
 		if (interrupted && (x->offset < x->size || x->unchecked ||
 		    x->redo < x->redo_end))
 			xfer_cut(b, x);
-		finish_upload(b, x);
+		x->eof = 1;	/* finish_upload() once all are answered */
 		return;
 	}
 	q = req_new(b, x, SSH2_FXP_WRITE, off, len);
@@ -840,19 +897,6 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	    q->id, (unsigned long long)off, len);
 	if (!redo)
 		x->offset += len;
-	x->touched = 1;
-}
-
-/* Upload: empty the file its open left as it was (send_upload_open()). */
-static void
-truncate_upload(struct sftp_batch *b, struct xfer *x)
-{
-	Attrib t;
-
-	attrib_clear(&t);
-	t.flags = SSH2_FILEXFER_ATTR_SIZE;
-	t.size = 0;
-	send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate = 1;
 	x->touched = 1;
 }
 
@@ -958,6 +1002,8 @@ send_next_read(struct sftp_batch *b, struct xfer *x)
 static int
 wants_data(struct sftp_batch *b, struct xfer *x)
 {
+	if (x->clashed)
+		return 0;
 	if (x->state == XFER_DATA && redo_wanted(x))
 		return 1;
 	if ((x->state != XFER_DATA &&
@@ -1067,12 +1113,27 @@ batch_fill(struct sftp_batch *b)
 		if (b->data_bytes >= batch_budget(b))
 			break;
 	}
-	/* A download whose reads are all answered closes. */
+	/* A file whose reads or writes are all answered closes. */
 	TAILQ_FOREACH(x, &b->active, tq) {
-		if (batch_download(b) && x->state == XFER_DATA &&
-		    x->nreqs == 0 && (x->eof || interrupted) &&
-		    !redo_wanted(x))
+		/*
+		 * A clashed handle is closed outside another request's wait:
+		 * its close must not reach a listing's handle of the same
+		 * number (foreign_handle()).
+		 */
+		if (x->clashed && x->inflight == 0 && !b->foreign &&
+		    x->state != XFER_CLOSING && x->state != XFER_DONE) {
+			if (x->handle != NULL)
+				send_close(b, x);
+			else
+				xfer_done(b, x);
+			continue;
+		}
+		if (x->clashed || x->state != XFER_DATA || x->nreqs != 0 || redo_wanted(x))
+			continue;
+		if (batch_download(b) && (x->eof || interrupted))
 			finish_download(b, x);
+		else if (!batch_download(b) && x->eof)
+			finish_upload(b, x);
 	}
 }
 
@@ -1334,10 +1395,16 @@ resume_upload(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg,
     u_int status)
 {
 	int verify = sftp_can_check_file(b->conn, 1), r;
+	int scp = (b->flags & SFTP_BATCH_INPLACE) != 0;
 	Attrib c;
 
+	/*
+	 * scp -Z (in place) copies a target that is not there whole, and
+	 * trusts one of the full size; sftp's reput fails on both, as
+	 * stock's does, where the server cannot hash.
+	 */
 	if (status != SSH2_FX_OK) {
-		if (!verify) {
+		if (!verify && !scp) {
 			xfer_error(b, x, "stat remote: %s", fx2txt(status));
 			goto fail;
 		}
@@ -1352,7 +1419,7 @@ resume_upload(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg,
 		xfer_done(b, x);
 		return;
 	}
-	if (!verify && c.size >= x->size) {
+	if (!verify && !scp && c.size >= x->size) {
 		xfer_error(b, x, "resume \"%s\": destination file "
 		    "same size or larger", x->src);
 		goto fail;
@@ -1391,31 +1458,118 @@ got_check(struct sftp_batch *b, struct xreq *q, u_int status,
 }
 #endif /* SFTP_CLIENT_CHECK_FILE */
 
+/*
+ * The file still open with a handle the server gave in reply to request
+ * id: one whose close was not sent before that request (a handle closed
+ * first may be given again).  Request ids grow as requests are sent.
+ */
+static struct xfer *
+handle_owner(struct sftp_batch *b, const struct xfer *x, const u_char *h,
+    size_t len, u_int id)
+{
+	struct xfer *y;
+
+	TAILQ_FOREACH(y, &b->active, tq) {
+		if (y == x || y->note != 0 || y->handle == NULL ||
+		    y->state == XFER_DONE || y->handle_len != len ||
+		    memcmp(y->handle, h, len) != 0)
+			continue;
+		if (y->close_id == 0 || y->close_id > id)
+			return y;
+	}
+	return NULL;
+}
+
+/*
+ * x's requests are moot from now on (their replies are taken and
+ * dropped; its handle is closed once they are in) and the file is
+ * copied again from the start, first of those queued.  Its destination
+ * may be changed already: if an interrupt stops the copy before it
+ * starts again, it is named (queued_logs_print()).
+ */
+static void
+xfer_redo(struct sftp_batch *b, struct xfer *x)
+{
+	struct xfer *n;
+
+	if (x->clashed)
+		return;
+	x->clashed = 1;
+	n = xfer_new(b, x->src, x->dst);
+	n->arg = x->arg;
+	n->a = x->a;
+	n->named = x->named;
+	n->stat_needed = x->stat_needed;
+	/* An upload's target may have had the other file's writes. */
+	n->touched = x->touched || !batch_download(b);
+	TAILQ_INSERT_HEAD(&b->queued, n, tq);
+	b->nqueued++;
+}
+
+/*
+ * The server gave x a handle that y still holds: a server fault (Erlang's
+ * ssh_sftpd reuses handles so).  Which file its requests reach is
+ * unknown, so both files are copied again, and one file at a time from
+ * now on: the way stock copies, which never holds two handles.
+ */
+static void
+handle_clash(struct sftp_batch *b, struct xfer *x, struct xfer *y)
+{
+	debug_f("the server gave \"%s\" the handle of \"%s\", still open: "
+	    "one file at a time from now on", x->dst, y->dst);
+	b->one_file = 1;
+	b->max_files = 1;
+	xfer_redo(b, x);
+	xfer_redo(b, y);
+}
+
+/*
+ * A handle for a request of sftp-client.c's (a directory's listing)
+ * that a file still holds: that file is copied again, one file at a
+ * time from now on (handle_clash()).  Its close waits until the listing
+ * is over (batch_fill()): Erlang's server, which reuses handles so,
+ * finds and closes the newest of those that share a number.
+ */
+static void
+foreign_handle(struct sftp_batch *b, struct sshbuf *msg)
+{
+	const u_char *p = sshbuf_ptr(msg);
+	size_t len;
+	struct xfer *y;
+
+	if (sshbuf_len(msg) < 9 || p[0] != SSH2_FXP_HANDLE)
+		return;
+	len = PEEK_U32(p + 5);
+	if (len > sshbuf_len(msg) - 9 ||
+	    (y = handle_owner(b, NULL, p + 9, len, PEEK_U32(p + 1))) == NULL)
+		return;
+	debug_f("the server gave a listing the handle of \"%s\", still "
+	    "open: one file at a time from now on", y->dst);
+	b->one_file = 1;
+	b->max_files = 1;
+	xfer_redo(b, y);
+}
+
 static void
 got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 {
+	struct xfer *y;
 	int r;
 
 	if ((r = sshbuf_get_string(msg, &x->handle, &x->handle_len)) != 0)
 		fatal_fr(r, "parse handle");
 	x->opened = 1;
 	x->state = XFER_DATA;
+	if ((y = handle_owner(b, x, x->handle, x->handle_len,
+	    x->open_id)) != NULL) {
+		handle_clash(b, x, y);
+		return;
+	}
 	if (batch_download(b) && (b->flags & SFTP_BATCH_RESUME) &&
 	    !interrupted) {
 		resume_download(b, x);
 		return;
 	}
-	if (batch_download(b) || interrupted ||
-	    (b->flags & SFTP_BATCH_INPLACE) || x->trunc_at_open ||
-	    x->part != 0)
-		return;
-	if (b->trunc_open) {
-		/* Opened before the server was found unable to truncate. */
-		x->retry = 1;
-		x->status = SSH2_FX_FAILURE;	/* no writes */
-		return;
-	}
-	truncate_upload(b, x);
 }
 
 static void
@@ -1490,21 +1644,21 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 		x->eof = 1;
 		break;
 	case SSH2_FXP_SETSTAT:
-		if (status != SSH2_FX_OK && q->truncate)
-			debug_f("cannot truncate \"%s\": %s", x->dst,
-			    fx2txt(status));
-		else if (status != SSH2_FX_OK)
+		if (status != SSH2_FX_OK)
 			xfer_error(b, x, "remote setstat \"%s\": %s", x->dst,
 			    fx2txt(status));
 		break;
 	case SSH2_FXP_FSETSTAT:
-		if (status != SSH2_FX_OK && q->truncate) {
+		if (status != SSH2_FX_OK && q->truncate == TRUNC_TRIM)
+			debug_f("cannot truncate \"%s\": %s", x->dst,
+			    fx2txt(status));
+		else if (status != SSH2_FX_OK && q->truncate == TRUNC_SIZE &&
+		    (b->flags & SFTP_BATCH_INPLACE) == 0) {
 			debug_f("\"%s\": server cannot truncate: %s; "
 			    "truncating at open from now on", x->dst,
 			    fx2txt(status));
 			b->trunc_open = 1;
 			x->retry = 1;
-			x->status = status;	/* no more writes */
 		} else if (status != SSH2_FX_OK && !x->retry) {
 			xfer_error(b, x, "remote fsetstat: %s", fx2txt(status));
 			xfer_fail(b, x);
@@ -1611,24 +1765,6 @@ download_done(struct sftp_batch *b, struct xfer *x)
 	}
 }
 
-/*
- * Upload: a write failed, and later ones may have landed past it: cut
- * the file back to what was written without a gap, so that a file
- * named as failed holds only a start of its source.
- */
-static void
-trim_upload(struct sftp_batch *b, struct xfer *x)
-{
-	Attrib t;
-
-	attrib_clear(&t);
-	t.flags = SSH2_FILEXFER_ATTR_SIZE;
-	t.size = kept_end(x);
-	debug("truncating at %llu", (unsigned long long)t.size);
-	send_path_setstat(b, x, &t)->truncate = 1;
-	x->trimmed = 1;
-}
-
 /* A file whose close is sent is done when every reply is in. */
 static void
 xfer_check(struct sftp_batch *b, struct xfer *x)
@@ -1637,19 +1773,16 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 
 	if (x->state != XFER_CLOSING || x->inflight != 0)
 		return;
+	if (x->clashed) {
+		xfer_done(b, x);
+		return;
+	}
 	if (x->retry && !interrupted) {
 		restart_upload(b, x);
 		return;
 	}
 	if (x->retry)
 		xfer_cut(b, x);
-	if (!batch_download(b) && !x->retry && !x->trimmed &&
-	    ((x->status != SSH2_FX_OK && x->maxack > x->highwater) ||
-	    ((x->status != SSH2_FX_OK || x->cut) &&
-	    kept_end(x) < x->highwater))) {
-		trim_upload(b, x);
-		return;
-	}
 	if (batch_download(b) && x->opened && !x->failed && x->at_end) {
 		download_done(b, x);
 		if ((b->flags & SFTP_BATCH_RESUME) && !x->got_data) {
@@ -1662,12 +1795,11 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 }
 
 /*
- * A reply: ours if its id is one of our requests in flight.  Called by
- * get_msg() for every message while a batch exists; returns 0 for the
- * replies of other requests, leaving msg as it was.
+ * A reply: ours if its id is one of our requests in flight; returns 0
+ * for the replies of other requests, leaving msg as it was.
  */
-int
-sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
+static int
+batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 {
 	struct xreq *q;
 	struct xfer *x;
@@ -1679,15 +1811,19 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 	if (sshbuf_len(msg) < 5)
 		return 0;
 	id = PEEK_U32(p + 1);
-	if ((q = req_find(b, id)) == NULL)
+	if ((q = req_find(b, id)) == NULL) {
+		foreign_handle(b, msg);
 		return 0;
+	}
 	if ((r = sshbuf_get_u8(msg, &type)) != 0 ||
 	    (r = sshbuf_get_u32(msg, &id)) != 0)
 		fatal_fr(r, "parse");
 	debug3("Received reply T:%u I:%u for \"%s\"", type, id,
 	    q->xfer->dst);
 	x = q->xfer;
-	switch (type) {
+	switch (x->clashed ? 0 : type) {
+	case 0:
+		break;		/* moot (xfer_redo()) */
 	case SSH2_FXP_STATUS:
 		if ((r = sshbuf_get_u32(msg, &status)) != 0)
 			fatal_fr(r, "parse status");
@@ -1725,15 +1861,39 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 	return 1;
 }
 
+/*
+ * Called by get_msg() for every message while a batch exists: while
+ * sftp-client.c waits for a reply of its own.
+ */
+int
+sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
+{
+	int r;
+
+	b->foreign++;
+	r = batch_reply(b, msg);
+	b->foreign--;
+	return r;
+}
+
 /* What was logged among files that will not start (interrupt, loss). */
 static void
 queued_logs_print(struct sftp_batch *b)
 {
 	struct xfer *x;
 
+	char *line;
+
 	TAILQ_FOREACH(x, &b->queued, tq) {
 		if (x->note == NOTE_LOG)
 			note_print(b, x);
+		else if (x->note == 0 && x->touched) {
+			/* Copied again after a handle clash, never begun. */
+			xfer_fail(b, x);
+			line = xfer_failed_line(b, x);
+			batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", line);
+			free(line);
+		}
 	}
 }
 
@@ -1752,7 +1912,7 @@ sftp_batch_lost(struct sftp_batch *b)
 			note_print(b, x);
 			continue;
 		}
-		if (x->state != XFER_DONE) {
+		if (x->state != XFER_DONE && !x->clashed) {
 			if (batch_download(b) && x->fd != -1 &&
 			    ftruncate(x->fd, kept_end(x)) == -1)
 				xfer_error(b, x, "local ftruncate \"%s\": %s",
@@ -1775,7 +1935,7 @@ batch_step(struct sftp_batch *b)
 	if (TAILQ_EMPTY(&b->reqs))
 		return;
 	sftp_recv_msg(b->conn, b->reply);
-	if (!sftp_batch_reply(b, b->reply))
+	if (!batch_reply(b, b->reply))
 		fatal("Unexpected reply to request %u",
 		    sshbuf_len(b->reply) >= 5 ?
 		    PEEK_U32(sshbuf_ptr(b->reply) + 1) : 0);
@@ -1807,7 +1967,7 @@ batch_full(const struct sftp_batch *b)
 {
 	if (b->nqueued > b->max_files)
 		return 1;
-	return b->params.open_handles == 1 &&
+	return (b->params.open_handles == 1 || b->one_file) &&
 	    (b->nqueued > 0 || !TAILQ_EMPTY(&b->reqs));
 }
 

@@ -227,6 +227,10 @@ sftp_resume_end(struct sftp_resume *r, uint64_t *goodp, char **msgp)
 		return -1;
 	if (r->len == 0)
 		return 0;
+	/* A range found to differ wins over one the server could not hash. */
+	if (r->verify && r->bad < r->nranges &&
+	    r->failed == SSH2_FX_OP_UNSUPPORTED)
+		r->failed = SSH2_FX_OK;
 	if (!r->verify || r->failed == SSH2_FX_OP_UNSUPPORTED) {
 		xasprintf(msgp, "\"%s\": resuming unverified, from its size: "
 		    "the server cannot hash files", r->target);

@@ -13,6 +13,8 @@
 #   delay=MS       wait up to MS milliseconds before sending held replies
 #   chunk=N        at most N names per READDIR reply (default 100)
 #   restart=1      a listing starts over after its EOF
+#   holddir=K      the Kth READDIR reply of each listing goes out only
+#                  after 80 later replies (or when no request waits)
 #   failread=OFF   a READ of a file matching failname that reaches
 #   failwrite=OFF  (a WRITE) byte OFF fails (a READ: if the file has it)
 #   failname=GLOB  (default *)
@@ -78,7 +80,8 @@ def options():
         if k not in ("short", "shortrand", "reorder", "delay", "chunk",
                      "restart", "failread", "failwrite", "failname",
                      "refuse", "handles", "nolimits", "nosize", "stop",
-                     "drop", "hostile", "seed", "log", "checkfile"):
+                     "drop", "hostile", "seed", "log", "checkfile",
+                     "holddir"):
             sys.stderr.write("sftp-adversary: unknown switch %r\n" % k)
             sys.exit(2)
         opts[k] = v
@@ -184,6 +187,7 @@ class Server:
     def __init__(self):
         self.inbuf = b""
         self.held = []
+        self.late = None        # [reply, replies still to go before it]
         self.handles = {}
         self.next_handle = 0
         self.nreq = 0
@@ -197,10 +201,22 @@ class Server:
             self.log.flush()
 
     # --- replies
-    def reply(self, data):
+    def reply(self, data, late=False):
+        if late:
+            self.late = [p32(len(data)) + data, 80]
+            return
         self.held.append(p32(len(data)) + data)
+        if self.late is not None:
+            self.late[1] -= 1
+            if self.late[1] <= 0:
+                self.release_late()
         if len(self.held) >= max(opt_int("reorder"), 1):
             self.flush()
+
+    def release_late(self):
+        if self.late is not None:
+            self.held.append(self.late[0])
+            self.late = None
 
     def flush(self):
         if not self.held:
@@ -450,11 +466,12 @@ class Server:
             self.status(rid, FX_EOF, "EOF")
             return
         h["pos"] += len(chunk)
+        h["nreaddir"] = h.get("nreaddir", 0) + 1
         out = bytes([FXP_NAME]) + p32(rid) + p32(len(chunk))
         for n, st in chunk:
             out += pstr(n.encode("utf-8", "surrogateescape")) + \
                 pstr(longname(n, st)) + pattrs(st)
-        self.reply(out)
+        self.reply(out, late=h["nreaddir"] == opt_int("holddir", -1))
 
     def do_remove(self, rid, m):
         os.unlink(self.path(m))
@@ -564,6 +581,8 @@ class Server:
                 m = Msg(self.inbuf[4:4 + n])
                 self.inbuf = self.inbuf[4 + n:]
                 self.handle(m)
+            if self.late is not None and (self.eof or not self.waiting()):
+                self.release_late()
             if self.held and (self.eof or not self.waiting()):
                 # It may have read more requests: to them first.
                 self.flush()

@@ -12,6 +12,7 @@
 #   sftp, up and down, -r, -p, a glob, several arguments, one file,
 #   resume, two sources of one name): the same exit status, messages
 #   and files as the unpatched client, and nothing lost.
+#   A listing whose 1st or 2nd reply comes after 80 later ones: the same.
 #   Messages (stdout and stderr together) in the unpatched client's order.
 #   A connection that drops after N requests: the patched client exits
 #   255 (or 0, no file failed, if it was done), and every file is as
@@ -56,6 +57,14 @@ fi
 adv_setup 7 24
 for sw in $SWITCHES; do
 	for m in $ADV_MODES; do
+		adv_same "$m/$sw" $m "$sw"
+	done
+done
+
+# A listing's reply held back past 80 later ones (its 1st, its 2nd):
+# every name still comes, in both clients.
+for sw in holddir=1,chunk=10 holddir=2,chunk=3; do
+	for m in sftp-get-r scp-down-r; do
 		adv_same "$m/$sw" $m "$sw"
 	done
 done

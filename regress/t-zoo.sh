@@ -1,0 +1,249 @@
+#!/bin/sh
+#
+# t-zoo.sh: scp and sftp, ours beside the unpatched twin, against real
+# SFTP servers that are not OpenSSH's, each started here on loopback or
+# through -D:
+#   gosftp-server, gosftp-request  Go's github.com/pkg/sftp, its own file
+#       server and its request server (regress/zoo/gosftp): it runs one
+#       file's reads and writes on threads, beside its other requests
+#   erlang  Erlang/OTP's ssh daemon with ssh_sftpd (Debian's erlang-ssh):
+#       it hands out a handle still in use once two are open
+# Each case ZOO_ROUNDS times (races show only sometimes): put -r, get -r,
+# scp -r both ways, over a destination whose files are longer than their
+# sources, of a tree with sizes at every 32 KiB edge and one file of
+# several MiB; put -r -p (times kept); resume (reget, reput, scp -Z) of
+# a correct part, and scp -Z of a target absent or already whole (where
+# the server cannot hash, copied whole and trusted).  Asserted each time: the exit status is stock's (for
+# scp -Z, that of stock's scp copying the file whole: Erlang's server
+# sends no exit status, so scp exits 1 with either), and no file
+# differs from its source where the copy exited 0.  A server
+# that cannot run here is a skip with its reason.
+
+. "`dirname "$0"`/lib.sh"
+
+ZOO_ROUNDS="${ZOO_ROUNDS:-3}"
+ZOO_TIMEOUT="${ZOO_TIMEOUT:-120}"
+
+# The tree: sizes around each 32 KiB edge, three levels, and a big file.
+zoo_tree() {
+	_n=0
+	for _d in src src/a src/a/b; do
+		mkdir -p "$TESTDIR/$_d"
+		for _s in 0 1 32767 32768 32769 65535 65536 65537 98305 \
+		    131072 262143 1048577; do
+			head -c $_s /dev/urandom >"$TESTDIR/$_d/f$_n"
+			_n=`expr $_n + 1`
+		done
+	done
+	head -c 6291459 /dev/urandom >"$TESTDIR/src/a/big"
+	# The destination before: every directory, and each file longer
+	# than its source.
+	rm -rf "$TESTDIR/before"
+	mkdir -p "$TESTDIR/before"
+	(cd "$TESTDIR" && find src -type d) |
+	    (cd "$TESTDIR/before" && xargs mkdir -p)
+	(cd "$TESTDIR" && find src -type f) | while read -r _f; do
+		_s=`wc -c <"$TESTDIR/$_f"`
+		head -c `expr $_s + 70001` /dev/zero | tr '\0' o \
+		    >"$TESTDIR/before/$_f"
+	done
+}
+
+# zoo_bad DST: the files of src/ that DST/src lacks or has otherwise.
+zoo_bad() {
+	(cd "$TESTDIR/src" && find . -type f) | while read -r _f; do
+		cmp -s "$TESTDIR/src/$_f" "$1/src/$_f" || echo "$_f"
+	done
+}
+
+# zoo_run WHO SERVER MODE: WHO's client (hpn or stock) copies in MODE
+# with SERVER; exit status in $TESTDIR/rc.WHO, messages in err.WHO, the
+# destination (a fresh copy of before/, or of src/ for uploads' source
+# side) in $TESTDIR/dst.WHO.
+zoo_run() {
+	_b=`zoo_build $1`
+	_d="$TESTDIR/dst.$1"
+	rm -rf "$_d"
+	case $3 in
+	get-r|scp-down-r)	mkdir -p "$_d" ;;
+	*)			cp -a "$TESTDIR/before" "$_d" ;;
+	esac
+	_host=""
+	case $2 in
+	gosftp-*)
+		set -- "$@" -D "$TESTDIR/$2"
+		;;
+	erlang)
+		set -- "$@" -S "$_b/ssh" -F "$TESTDIR/zoo_ssh_config"
+		_host=zoo
+		;;
+	esac
+	_who=$1
+	_mode=$3
+	shift 3
+	case $_mode in
+	put-r)	_c="put -r $TESTDIR/src $_d" ;;
+	put-rp)	_c="put -r -p $TESTDIR/src $_d" ;;
+	get-r)	_c="get -r $TESTDIR/src $_d" ;;
+	reget)	_c="reget $TESTDIR/src/a/big $_d/src/a/big" ;;
+	reput)	_c="reput $TESTDIR/src/a/big $_d/src/a/big" ;;
+	*)	_c="" ;;
+	esac
+	case $_mode in
+	reget|reput|scp-z-up|scp-z-down)
+		# A correct part: the first 2,000,000 bytes of the source.
+		head -c 2000000 "$TESTDIR/src/a/big" >"$_d/src/a/big"
+		;;
+	scp-z-absent)
+		rm -f "$_d/src/a/big" ;;
+	scp-z-whole)
+		cp "$TESTDIR/src/a/big" "$_d/src/a/big" ;;
+	esac
+	# Stock's scp has no -Z: it copies the file whole.
+	_z=-Z
+	[ $_who = hpn ] || _z=""
+	if [ -n "$_c" ]; then
+		echo "$_c" >"$TESTDIR/batch.$_who"
+		timeout -s INT -k 5 $ZOO_TIMEOUT "$_b/sftp" "$@" \
+		    -b "$TESTDIR/batch.$_who" $_host \
+		    >"$TESTDIR/out.$_who" 2>"$TESTDIR/err.$_who"
+	else
+		case $_mode in
+		scp-up-r)	set -- "$@" -r "$TESTDIR/src" "zoo:$_d/" ;;
+		scp-down-r)	set -- "$@" -r "zoo:$TESTDIR/src" "$_d/" ;;
+		scp-z-up|scp-z-absent|scp-z-whole)
+				set -- "$@" $_z "$TESTDIR/src/a/big" \
+				    "zoo:$_d/src/a/big" ;;
+		scp-z-down)	set -- "$@" $_z "zoo:$TESTDIR/src/a/big" \
+				    "$_d/src/a/big" ;;
+		esac
+		timeout -s INT -k 5 $ZOO_TIMEOUT "$_b/scp" -q "$@" \
+		    >"$TESTDIR/out.$_who" 2>"$TESTDIR/err.$_who"
+	fi
+	echo $? >"$TESTDIR/rc.$_who"
+}
+
+zoo_build() {
+	case $1 in
+	hpn)	echo "$HPN_BUILD" ;;
+	*)	echo "$STOCK_BUILD" ;;
+	esac
+}
+
+# zoo_case SERVER MODE ROUND: ours beside stock; the same exit status,
+# and nothing that differs from its source where ours exited 0.
+zoo_case() {
+	_name="$1/$2/$3"
+	zoo_run stock "$1" "$2"
+	zoo_run hpn "$1" "$2"
+	_rh=`cat "$TESTDIR/rc.hpn"`
+	_rs=`cat "$TESTDIR/rc.stock"`
+	_why=""
+	[ "$_rh" = "$_rs" ] || _why="exit status $_rh, stock's $_rs"
+	case $2 in
+	reget|reput|scp-z-*)
+		cmp -s "$TESTDIR/src/a/big" "$TESTDIR/dst.hpn/src/a/big" ||
+		    _why="$_why src/a/big differs"
+		;;
+	*)
+		if [ "$_rh" = 0 ]; then
+			_bad=`zoo_bad "$TESTDIR/dst.hpn" | wc -l`
+			[ "$_bad" -eq 0 ] ||
+			    _why="$_why $_bad files differ, exit 0:`zoo_bad \
+			    "$TESTDIR/dst.hpn" | head -n 3 | tr '\n' ' '`"
+		fi
+		;;
+	esac
+	# -p: the times of the files, as the source's.
+	if [ $2 = put-rp ] && [ -z "$_why" ]; then
+		for _f in src/f0 src/a/big src/a/b/f30; do
+			[ "`stat -c %Y "$TESTDIR/$_f"`" = \
+			    "`stat -c %Y "$TESTDIR/dst.hpn/$_f"`" ] ||
+			    _why="$_why $_f's time not kept"
+		done
+	fi
+	if [ -z "$_why" ]; then
+		pass "$_name"
+	else
+		fail "$_name" "$_why (`grep -v 'post-quantum\|store now\|upgraded' \
+		    "$TESTDIR/err.hpn" | head -n 2 | tr '\n' ' '`)"
+	fi
+}
+
+zoo_server() {
+	_r=1
+	while [ $_r -le $ZOO_ROUNDS ]; do
+		for _m in $ZOO_MODES; do
+			zoo_case "$1" $_m $_r
+		done
+		_r=`expr $_r + 1`
+	done
+}
+
+zoo_tree
+# Times a second apart from now, for -p.
+touch -d '2001-02-03 04:05:06' "$TESTDIR/src/f0" "$TESTDIR/src/a/big" \
+    "$TESTDIR/src/a/b/f30"
+ZOO_MODES="${ZOO_MODES:-put-r get-r scp-up-r scp-down-r put-rp reget reput
+	scp-z-up scp-z-down scp-z-absent scp-z-whole}"
+# Elsewhere than on the default release, each case once.
+! other_release || ZOO_ROUNDS=1
+
+# Go's pkg/sftp: built here from regress/zoo/gosftp (the module from the
+# Go proxy, or the module cache).
+GO=`command -v go || echo /usr/local/go/bin/go`
+if [ ! -x "$GO" ]; then
+	skip gosftp "no Go toolchain (install golang-go)"
+elif ! (cd "$HPN_TOP/regress/zoo/gosftp" &&
+    GOFLAGS=-mod=mod "$GO" build -o "$TESTDIR/gosftp" . \
+    >"$TESTDIR/gobuild.log" 2>&1); then
+	skip gosftp "cannot build regress/zoo/gosftp: `tail -n 1 \
+	    "$TESTDIR/gobuild.log"`"
+else
+	for _m in server request; do
+		printf '#!/bin/sh\nexec %s %s\n' "$TESTDIR/gosftp" $_m \
+		    >"$TESTDIR/gosftp-$_m"
+		chmod 755 "$TESTDIR/gosftp-$_m"
+		zoo_server gosftp-$_m
+	done
+fi
+
+# Erlang/OTP's ssh_sftpd, on a free port, with RSA keys of its own.
+if ! command -v escript >/dev/null 2>&1; then
+	skip erlang "no escript (install erlang-ssh)"
+else
+	mkdir -p "$TESTDIR/erl/sys" "$TESTDIR/erl/user"
+	"$HPN_BUILD/ssh-keygen" -q -t rsa -b 2048 -m PEM -N '' \
+	    -f "$TESTDIR/erl/sys/ssh_host_rsa_key" &&
+	"$HPN_BUILD/ssh-keygen" -q -t rsa -b 2048 -m PEM -N '' \
+	    -f "$TESTDIR/erl/id_rsa" ||
+	    die "ssh-keygen for the Erlang server failed"
+	cp "$TESTDIR/erl/id_rsa.pub" "$TESTDIR/erl/user/authorized_keys"
+	ERL_PORT=`hpn_free_port`
+	escript "$HPN_TOP/regress/zoo/erlang-sftpd.escript" $ERL_PORT \
+	    "$TESTDIR/erl/sys" "$TESTDIR/erl/user" >"$TESTDIR/erl.log" 2>&1 &
+	ERL_PID=$!
+	hpn_track_pid $ERL_PID
+	wait_until 30 grep -q '^ready' "$TESTDIR/erl.log"
+	cat >"$TESTDIR/zoo_ssh_config" <<EOF
+Host zoo
+	HostName 127.0.0.1
+	Port $ERL_PORT
+	User $USER
+	IdentityFile $TESTDIR/erl/id_rsa
+	IdentitiesOnly yes
+	StrictHostKeyChecking no
+	UserKnownHostsFile /dev/null
+	BatchMode yes
+	LogLevel ERROR
+EOF
+	if grep -q '^ready' "$TESTDIR/erl.log"; then
+		zoo_server erlang
+	else
+		skip erlang "the Erlang server did not start: `tail -n 1 \
+		    "$TESTDIR/erl.log"`"
+	fi
+	kill $ERL_PID 2>/dev/null
+	wait $ERL_PID 2>/dev/null
+	hpn_untrack_pid $ERL_PID
+fi
