@@ -13,6 +13,8 @@
 #   resume, two sources of one name): the same exit status, messages
 #   and files as the unpatched client, and nothing lost.
 #   A listing whose 1st or 2nd reply comes after 80 later ones: the same.
+#   scp -Z over a part that differs, the range copied again failing (a
+#   READ down, a WRITE up): exit non-zero, a start of the source left.
 #   Messages (stdout and stderr together) in the unpatched client's order.
 #   A connection that drops after N requests: the patched client exits
 #   255 (or 0, no file failed, if it was done), and every file is as
@@ -162,4 +164,29 @@ for m in $INT_MODES; do
 done
 for m in $STOP_MODES; do
 	adv_interrupt "$m/stop" $m "stop=40"
+done
+
+# A resumed part that differs from its source is copied again; a READ
+# (down) or WRITE (up) of that range fails: scp -Z exits non-zero and
+# leaves a start of the source, never its full size with old bytes.
+head -c 3000000 /dev/urandom >"$TESTDIR/redo.src"
+for dir in down up; do
+	head -c 2000000 /dev/zero >"$TESTDIR/redo.dst"
+	case $dir in
+	down)	set -- "x:$TESTDIR/redo.src" "$TESTDIR/redo.dst"
+		_sw=checkfile=ok,failread=1000000,failname=redo.src ;;
+	up)	set -- "$TESTDIR/redo.src" "x:$TESTDIR/redo.dst"
+		_sw=checkfile=ok,failwrite=1000000,failname=redo.dst ;;
+	esac
+	HPN_ADVERSARY=$_sw timeout -s INT -k 5 $ADV_TIMEOUT \
+	    "$HPN_BUILD/scp" -q -Z -D "$ADV" "$@" 2>"$TESTDIR/err.redo"
+	_rc=$?
+	_sz=`wc -c <"$TESTDIR/redo.dst"`
+	if [ $_rc -ne 0 ] && [ "$_sz" -lt 3000000 ] &&
+	    cmp -s -n "$_sz" "$TESTDIR/redo.src" "$TESTDIR/redo.dst"; then
+		pass "redo-fails-$dir"
+	else
+		fail "redo-fails-$dir" "exit status $_rc, $_sz bytes (`head -n 2 \
+		    "$TESTDIR/err.redo" | tr '\n' ' '`)"
+	fi
 done
