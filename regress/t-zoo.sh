@@ -8,12 +8,17 @@
 #       file's reads and writes on threads, beside its other requests
 #   erlang  Erlang/OTP's ssh daemon with ssh_sftpd (Debian's erlang-ssh):
 #       it hands out a handle still in use once two are open
+#   proftpd-restart-on, proftpd-restart-off  ProFTPD's mod_sftp (Debian's
+#       proftpd-core, proftpd-mod-crypto) with AllowStoreRestart on, off
+#   mina  Apache MINA SSHD 2.20 with sshd-sftp (regress/zoo/mina, Maven)
 # Each case ZOO_ROUNDS times (races show only sometimes): put -r, get -r,
 # scp -r both ways, over a destination whose files are longer than their
 # sources, of a tree with sizes at every 32 KiB edge and one file of
 # several MiB; put -r -p (times kept); resume (reget, reput, scp -Z) of
 # a correct part, and scp -Z of a target absent or already whole (where
-# the server cannot hash, copied whole and trusted).  Asserted each time: the exit status is stock's (for
+# the server cannot hash, copied whole and trusted).  Where the server's
+# policy refuses appends (ProFTPD's AllowStoreRestart off), an upload's
+# resume is refused, as stock's reput is, and leaves the target as it was.  Asserted each time: the exit status is stock's (for
 # scp -Z, that of stock's scp copying the file whole: Erlang's server
 # sends no exit status, so scp exits 1 with either), and no file
 # differs from its source where the copy exited 0.  A server
@@ -73,8 +78,8 @@ zoo_run() {
 	gosftp-*)
 		set -- "$@" -D "$TESTDIR/$2"
 		;;
-	erlang)
-		set -- "$@" -S "$_b/ssh" -F "$TESTDIR/zoo_ssh_config"
+	*)
+		set -- "$@" -S "$_b/ssh" -F "$TESTDIR/zoo_ssh_config.$2"
 		_host=zoo
 		;;
 	esac
@@ -139,9 +144,30 @@ zoo_case() {
 	_rh=`cat "$TESTDIR/rc.hpn"`
 	_rs=`cat "$TESTDIR/rc.stock"`
 	_why=""
-	[ "$_rh" = "$_rs" ] || _why="exit status $_rh, stock's $_rs"
-	case $2 in
-	reget|reput|scp-z-*)
+	_refused=no
+	case $1/$2 in
+	proftpd-restart-off/reput|proftpd-restart-off/scp-z-up|\
+	proftpd-restart-off/scp-z-whole)
+		_refused=yes
+		# An append refused by the server's policy, as stock's reput
+		# is: the target as it was.
+		[ "$_rh" != 0 ] || _why="exit status 0 past AllowStoreRestart off"
+		case $2 in
+		scp-z-whole)	cp "$TESTDIR/src/a/big" "$TESTDIR/part" ;;
+		*)		head -c 2000000 "$TESTDIR/src/a/big" \
+				    >"$TESTDIR/part" ;;
+		esac
+		cmp -s "$TESTDIR/part" "$TESTDIR/dst.hpn/src/a/big" ||
+		    _why="$_why the target changed"
+		;;
+	*)
+		[ "$_rh" = "$_rs" ] || _why="exit status $_rh, stock's $_rs"
+		;;
+	esac
+	case $_refused/$2 in
+	yes/*)
+		;;
+	*/reget|*/reput|*/scp-z-*)
 		cmp -s "$TESTDIR/src/a/big" "$TESTDIR/dst.hpn/src/a/big" ||
 		    _why="$_why src/a/big differs"
 		;;
@@ -208,6 +234,37 @@ else
 	done
 fi
 
+# zoo_ssh_config SERVER PORT KEY: how ssh reaches SERVER as "zoo".
+zoo_ssh_config() {
+	cat >"$TESTDIR/zoo_ssh_config.$1" <<EOF
+Host zoo
+	HostName 127.0.0.1
+	Port $2
+	User $USER
+	IdentityFile $3
+	IdentitiesOnly yes
+	StrictHostKeyChecking no
+	UserKnownHostsFile /dev/null
+	BatchMode yes
+	LogLevel ERROR
+EOF
+}
+
+# zoo_daemon SERVER LOG PID: once LOG says the server listens (it has a
+# line matching $ZOO_READY), the cases against it; else a skip with the
+# log's last line.  Then the server is stopped.
+zoo_daemon() {
+	hpn_track_pid $3
+	if wait_until 30 grep -q "$ZOO_READY" "$2"; then
+		zoo_server $1
+	else
+		skip $1 "the server did not start: `tail -n 1 "$2"`"
+	fi
+	kill $3 2>/dev/null
+	wait $3 2>/dev/null
+	hpn_untrack_pid $3
+}
+
 # Erlang/OTP's ssh_sftpd, on a free port, with RSA keys of its own.
 if ! command -v escript >/dev/null 2>&1; then
 	skip erlang "no escript (install erlang-ssh)"
@@ -219,31 +276,85 @@ else
 	    -f "$TESTDIR/erl/id_rsa" ||
 	    die "ssh-keygen for the Erlang server failed"
 	cp "$TESTDIR/erl/id_rsa.pub" "$TESTDIR/erl/user/authorized_keys"
-	ERL_PORT=`hpn_free_port`
-	escript "$HPN_TOP/regress/zoo/erlang-sftpd.escript" $ERL_PORT \
+	_port=`hpn_free_port`
+	zoo_ssh_config erlang $_port "$TESTDIR/erl/id_rsa"
+	escript "$HPN_TOP/regress/zoo/erlang-sftpd.escript" $_port \
 	    "$TESTDIR/erl/sys" "$TESTDIR/erl/user" >"$TESTDIR/erl.log" 2>&1 &
-	ERL_PID=$!
-	hpn_track_pid $ERL_PID
-	wait_until 30 grep -q '^ready' "$TESTDIR/erl.log"
-	cat >"$TESTDIR/zoo_ssh_config" <<EOF
-Host zoo
-	HostName 127.0.0.1
-	Port $ERL_PORT
-	User $USER
-	IdentityFile $TESTDIR/erl/id_rsa
-	IdentitiesOnly yes
-	StrictHostKeyChecking no
-	UserKnownHostsFile /dev/null
-	BatchMode yes
-	LogLevel ERROR
+	ZOO_READY='^ready' zoo_daemon erlang "$TESTDIR/erl.log" $!
+fi
+
+# ProFTPD's mod_sftp (Debian's proftpd-core and proftpd-mod-crypto), as
+# root (it logs in as the user running it), with AllowStoreRestart on
+# and off: an append (stock's reput) is refused where it is off.
+PROFTPD=`command -v proftpd || echo /usr/sbin/proftpd`
+if [ ! -x "$PROFTPD" ] || [ ! -f /usr/lib/proftpd/mod_sftp.so ]; then
+	skip proftpd "no proftpd with mod_sftp (install proftpd-core and proftpd-mod-crypto)"
+elif [ "`id -u`" != 0 ]; then
+	skip proftpd "needs root: mod_sftp logs in as the user running it"
+else
+	_pf="$TESTDIR/pf"
+	mkdir -p "$_pf"
+	"$HPN_BUILD/ssh-keygen" -q -t rsa -b 2048 -m PEM -N '' \
+	    -f "$_pf/hostkey" &&
+	"$HPN_BUILD/ssh-keygen" -q -t ed25519 -N '' -f "$_pf/id" &&
+	"$HPN_BUILD/ssh-keygen" -e -f "$_pf/id.pub" >"$_pf/authkeys" ||
+	    die "ssh-keygen for ProFTPD failed"
+	for _r in on off; do
+		_port=`hpn_free_port`
+		zoo_ssh_config proftpd-restart-$_r $_port "$_pf/id"
+		cat >"$_pf/$_r.conf" <<EOF
+ServerType standalone
+DefaultAddress 127.0.0.1
+SocketBindTight on
+UseIPv6 off
+LoadModule mod_sftp.c
+User $USER
+Group `id -gn`
+RootLogin on
+UseFtpUsers off
+RequireValidShell off
+WtmpLog off
+UseReverseDNS off
+PidFile $_pf/$_r.pid
+ScoreboardFile $_pf/$_r.scoreboard
+DelayTable none
+SystemLog $_pf/$_r.log
+TransferLog none
+Port $_port
+SFTPEngine on
+SFTPLog $_pf/$_r.sftp.log
+SFTPHostKey $_pf/hostkey
+SFTPAuthMethods publickey
+SFTPAuthorizedUserKeys file:$_pf/authkeys
+SFTPCompression off
+AllowOverwrite on
+AllowStoreRestart $_r
 EOF
-	if grep -q '^ready' "$TESTDIR/erl.log"; then
-		zoo_server erlang
-	else
-		skip erlang "the Erlang server did not start: `tail -n 1 \
-		    "$TESTDIR/erl.log"`"
-	fi
-	kill $ERL_PID 2>/dev/null
-	wait $ERL_PID 2>/dev/null
-	hpn_untrack_pid $ERL_PID
+		"$PROFTPD" -n -c "$_pf/$_r.conf" >"$_pf/$_r.out" 2>&1 &
+		ZOO_READY='STARTUP' zoo_daemon proftpd-restart-$_r \
+		    "$_pf/$_r.out" $!
+	done
+fi
+
+# Apache MINA SSHD with sshd-sftp (regress/zoo/mina, built with Maven
+# from Maven Central's artifacts), with an ECDSA user key.
+if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
+	skip mina "no Maven or Java (install maven and default-jdk-headless)"
+elif ! (cd "$HPN_TOP/regress/zoo/mina" && mvn -q -B -o package \
+    >"$TESTDIR/mvn.log" 2>&1 || mvn -q -B package >"$TESTDIR/mvn.log" 2>&1)
+then
+	skip mina "cannot build regress/zoo/mina: `grep ERROR "$TESTDIR/mvn.log" |
+	    head -n 1`"
+else
+	_m="$TESTDIR/mina"
+	mkdir -p "$_m"
+	"$HPN_BUILD/ssh-keygen" -q -t ecdsa -b 256 -N '' -f "$_m/id" ||
+	    die "ssh-keygen for MINA failed"
+	cp "$_m/id.pub" "$_m/authorized_keys"
+	_port=`hpn_free_port`
+	zoo_ssh_config mina $_port "$_m/id"
+	_t="$HPN_TOP/regress/zoo/mina/target"
+	java -cp "$_t/mina-sftpd.jar:$_t/lib/*" regress.MinaSftpd $_port \
+	    "$_m/hostkey" "$_m/authorized_keys" >"$_m/log" 2>&1 &
+	ZOO_READY='^ready' zoo_daemon mina "$_m/log" $!
 fi
