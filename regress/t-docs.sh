@@ -6,7 +6,8 @@
 # default; the -o list of ssh(1) (up to 10.3p1), scp(1) and sftp(1) for
 # client keywords; README.hpn; and it is printed by ssh -G / sshd -T.
 # The None cipher and MAC entries carry their security note.  README.hpn
-# has at most 300 lines and names every note in docs/.
+# has at most 300 lines and names every note in docs/.  The other
+# releases' series are in step with the default's (carry-series.sh -c).
 
 . "`dirname "$0"`/lib.sh"
 
@@ -127,3 +128,11 @@ else
 fi
 
 exit 0
+
+# The series in step: each other release's patches/R/carried names the
+# default series' patches as they are (build-aux/carry-series.sh -c).
+if other_release; then
+	:
+else
+	check series-in-step sh "$HPN_TOP/build-aux/carry-series.sh" -c
+fi
