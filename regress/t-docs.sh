@@ -127,12 +127,9 @@ else
 	skip groff "groff is not installed"
 fi
 
-exit 0
-
 # The series in step: each other release's patches/R/carried names the
 # default series' patches as they are (build-aux/carry-series.sh -c).
-if other_release; then
-	:
-else
+default_release_only "the series in step" ||
 	check series-in-step sh "$HPN_TOP/build-aux/carry-series.sh" -c
-fi
+
+exit 0
