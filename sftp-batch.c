@@ -121,7 +121,8 @@ enum xfer_state {
 	XFER_STATING,		/* download of a named file: stat sent */
 	XFER_SIZING,		/* resumed upload: stat of its target sent */
 	XFER_CHECKING,		/* resumed: hashes of the target's part asked */
-	XFER_OPENING,		/* open sent */
+	XFER_OPENING,		/* open sent (a resumed upload: its gate
+				   first, send_gate_open()) */
 	XFER_DATA,		/* reads or writes under way */
 	XFER_CLOSING,		/* close sent */
 	XFER_DONE
@@ -155,6 +156,7 @@ struct xreq {
 	size_t len;
 	size_t cost;		/* what it counts in data_bytes */
 	int truncate;		/* an upload's final size (TRUNC_*), or 0 */
+	int gate;		/* the close of a resumed upload's gate */
 	int redo;		/* a read of a resumed file's range again */
 	TAILQ_ENTRY(xreq) tq;
 };
@@ -204,6 +206,8 @@ struct xfer {
 	int cut;		/* left unfinished by an interrupt or a lost
 				   connection, with its destination changed */
 	int retry;		/* upload: open again, with truncation */
+	int gate;		/* resumed upload: its appending open, the
+				   server's leave to resume, is in flight */
 	int trunc_at_open;	/* upload: its open truncates */
 	int metered;		/* the meter shows it */
 	int opened;		/* the remote open succeeded */
@@ -358,6 +362,11 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 	 * it leaves unfinished are named (sftp_batch_lost()).
 	 */
 	b->sigpipe = ssh_signal(SIGPIPE, SIG_IGN);
+#ifdef SFTP_CLIENT_CHECK_FILE
+	/* A server that may hash unlisted is asked before any file starts. */
+	if (flags & SFTP_BATCH_RESUME)
+		(void)sftp_can_check_file(conn, 1);
+#endif
 	set_log_handler(batch_log, b);
 	debug_f("%s, up to %u files at once",
 	    batch_download(b) ? "download" : "upload", b->max_files);
@@ -691,6 +700,20 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 		openmode |= SSH2_FXF_APPEND;
 #endif
 	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
+}
+
+/*
+ * A verified resumed upload writes by offset, inside its part too, so
+ * its own open cannot append.  An appending open goes first, closed as
+ * soon as it is granted: a server whose policy refuses resumes refuses
+ * it (ProFTPD's AllowStoreRestart off), as it refuses stock's reput.
+ */
+static void
+send_gate_open(struct sftp_batch *b, struct xfer *x)
+{
+	x->gate = 1;
+	send_open_request(b, x, "dest", x->dst,
+	    SSH2_FXF_WRITE|SSH2_FXF_APPEND, &x->a);
 }
 
 /*
@@ -1261,7 +1284,7 @@ resume_start(struct sftp_batch *b, struct xfer *x, const char *target)
 				xfer_done(b, x);
 				return;
 			}
-			send_upload_open(b, x);
+			send_gate_open(b, x);
 		}
 	}
 	resume_fill(b, x);
@@ -1565,6 +1588,17 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		handle_clash(b, x, y);
 		return;
 	}
+	if (x->gate) {
+		/* Leave to resume: close it, and open the file itself. */
+		x->gate = 0;
+		send_handle_request(b, x, SSH2_FXP_CLOSE, NULL)->gate = 1;
+		free(x->handle);
+		x->handle = NULL;
+		x->handle_len = 0;
+		x->opened = 0;
+		send_upload_open(b, x);
+		return;
+	}
 	if (batch_download(b) && (b->flags & SFTP_BATCH_RESUME) &&
 	    !interrupted) {
 		resume_download(b, x);
@@ -1665,6 +1699,8 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 		}
 		break;
 	case SSH2_FXP_CLOSE:
+		if (q->gate)
+			break;	/* the file's own open follows */
 		if (status != SSH2_FX_OK) {
 			xfer_error(b, x, "close remote: %s", fx2txt(status));
 			xfer_fail(b, x);

@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,20 +62,33 @@ static int
 reply_hash(struct sshbuf *reply, int *algp)
 {
 	char *ext = NULL, *name = NULL;
+	size_t want;
 	int r, ok = 0;
 
 	*algp = -1;
-	if ((r = sshbuf_get_cstring(reply, &ext, NULL)) != 0 ||
-	    (r = sshbuf_get_cstring(reply, &name, NULL)) != 0) {
+	if ((r = sshbuf_get_cstring(reply, &ext, NULL)) != 0) {
 		error_fr(r, "parse check-file reply");
 		goto out;
 	}
+	/*
+	 * The draft's form: "check-file", the algorithm, the hash.  ProFTPD
+	 * leaves out "check-file"; MINA SSHD sends the hash as a string.
+	 */
 	if (strcmp(ext, "check-file") != 0) {
-		error("check-file reply: \"%s\", not \"check-file\"", ext);
+		name = ext;
+		ext = NULL;
+	} else if ((r = sshbuf_get_cstring(reply, &name, NULL)) != 0) {
+		error_fr(r, "parse check-file reply");
 		goto out;
 	}
 	ok = match_pattern_list(name, SFTP_RESUME_ALGS, 0) == 1;
-	if (!ok || (*algp = sftp_check_alg(name)) == -1 ||
+	if (ok && (*algp = sftp_check_alg(name)) != -1) {
+		want = ssh_digest_bytes(*algp);
+		if (sshbuf_len(reply) == want + 4 &&
+		    PEEK_U32(sshbuf_ptr(reply)) == want)
+			(void)sshbuf_consume(reply, 4);
+	}
+	if (!ok || *algp == -1 ||
 	    sshbuf_len(reply) != ssh_digest_bytes(*algp)) {
 		error("check-file reply: a hash \"%s\" of %zu bytes, "
 		    "not one asked for", name, sshbuf_len(reply));
@@ -84,6 +98,80 @@ reply_hash(struct sshbuf *reply, int *algp)
 	free(ext);
 	free(name);
 	return ok;
+}
+
+/*
+ * Whether an extension of the server's VERSION is a list of the requests
+ * it knows ("supported" of filexfer 5, "supported2" of filexfer 6, as
+ * MINA SSHD states check-file) naming check-file: SFTP_RESUME_BY_*, or 0.
+ */
+int
+sftp_resume_listed(const char *name, const u_char *value, size_t len)
+{
+	struct sshbuf *b;
+	char *ext;
+	u_int n;
+	int r, found = 0;
+
+	if ((strcmp(name, "supported") != 0 &&
+	    strcmp(name, "supported2") != 0) ||
+	    (b = sshbuf_from(value, len)) == NULL)
+		return 0;
+	if (strcmp(name, "supported") == 0) {
+		/* Four masks and the largest read, then names to the end. */
+		if (sshbuf_consume(b, 5 * 4) != 0)
+			goto out;
+		n = UINT_MAX;
+	} else {
+		/* Four masks, the largest read, two block vectors. */
+		if (sshbuf_consume(b, 5 * 4 + 2 * 2) != 0 ||
+		    sshbuf_get_u32(b, &n) != 0)
+			goto out;
+		/* The attribute extensions' names, then the requests'. */
+		while (n-- > 0) {
+			if (sshbuf_skip_string(b) != 0)
+				goto out;
+		}
+		if (sshbuf_get_u32(b, &n) != 0)
+			goto out;
+	}
+	while (n-- > 0 && sshbuf_len(b) > 0) {
+		if ((r = sshbuf_get_cstring(b, &ext, NULL)) != 0)
+			break;
+		if (strcmp(ext, "check-file-handle") == 0)
+			found |= SFTP_RESUME_BY_HANDLE;
+		else if (strcmp(ext, "check-file-name") == 0)
+			found |= SFTP_RESUME_BY_NAME;
+		free(ext);
+	}
+ out:
+	sshbuf_free(b);
+	return found;
+}
+
+/*
+ * Whether a server that lists no check-file answers one: check-file-name
+ * of ".", a directory, is refused as unknown (OP_UNSUPPORTED) by a server
+ * that has none, and for what it is by one that has it.
+ */
+int
+sftp_resume_probe(struct sftp_conn *conn)
+{
+	struct sshbuf *reply;
+	u_int id, rid, status;
+
+	if ((reply = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	id = sftp_check_file_send(conn, NULL, 0, ".", SFTP_RESUME_ALGS,
+	    0, 1, 0);
+	status = sftp_check_file_reply(conn, &rid, reply);
+	sshbuf_free(reply);
+	if (rid != id)
+		fatal("check-file: reply to %u, not %u", rid, id);
+	debug3_f("check-file-name \".\": %s", status == SSH2_FX_OK ?
+	    "a hash" : fx2txt(status));
+	return status != SSH2_FX_OP_UNSUPPORTED &&
+	    status != SSH2_FX_BAD_MESSAGE;
 }
 
 /* A comparison of the len bytes at the start of local fd with the source. */

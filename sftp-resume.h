@@ -34,9 +34,16 @@
 #define SFTP_RESUME_AHEAD	4	/* hash requests in flight */
 #define SFTP_RESUME_ALGS	"sha256,sha512"
 
+/* What sftp_resume_listed() finds in a server's lists of extensions. */
+#define SFTP_RESUME_BY_HANDLE	0x01	/* check-file-handle */
+#define SFTP_RESUME_BY_NAME	0x02	/* check-file-name */
+
 struct sftp_conn;
 struct sftp_resume;
 struct sshbuf;
+
+int	sftp_resume_listed(const char *, const u_char *, size_t);
+int	sftp_resume_probe(struct sftp_conn *);
 
 struct sftp_resume *sftp_resume_new(struct sftp_conn *, const char *, int,
     uint64_t, int);

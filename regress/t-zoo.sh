@@ -16,7 +16,11 @@
 # sources, of a tree with sizes at every 32 KiB edge and one file of
 # several MiB; put -r -p (times kept); resume (reget, reput, scp -Z) of
 # a correct part, and scp -Z of a target absent or already whole (where
-# the server cannot hash, copied whole and trusted).  Where the server's
+# the server cannot hash, copied whole and trusted); reget, reput and
+# scp -Z over a part that differs: whole, and said, where the server
+# hashes (MINA states check-file in "supported2" and sends its hash as a
+# string; ProFTPD answers it unlisted and leaves out "check-file"), else
+# the file stock's reget and reput leave.  Where the server's
 # policy refuses appends (ProFTPD's AllowStoreRestart off), an upload's
 # resume is refused, as stock's reput is, and leaves the target as it was.  Asserted each time: the exit status is stock's (for
 # scp -Z, that of stock's scp copying the file whole: Erlang's server
@@ -90,14 +94,20 @@ zoo_run() {
 	put-r)	_c="put -r $TESTDIR/src $_d" ;;
 	put-rp)	_c="put -r -p $TESTDIR/src $_d" ;;
 	get-r)	_c="get -r $TESTDIR/src $_d" ;;
-	reget)	_c="reget $TESTDIR/src/a/big $_d/src/a/big" ;;
-	reput)	_c="reput $TESTDIR/src/a/big $_d/src/a/big" ;;
+	reget*)	_c="reget $TESTDIR/src/a/big $_d/src/a/big" ;;
+	reput*)	_c="reput $TESTDIR/src/a/big $_d/src/a/big" ;;
 	*)	_c="" ;;
 	esac
 	case $_mode in
 	reget|reput|scp-z-up|scp-z-down)
 		# A correct part: the first 2,000,000 bytes of the source.
 		head -c 2000000 "$TESTDIR/src/a/big" >"$_d/src/a/big"
+		;;
+	*-wrong)
+		# A part that differs from the source at byte 1,000,000.
+		head -c 2000000 "$TESTDIR/src/a/big" >"$_d/src/a/big"
+		printf X | dd of="$_d/src/a/big" bs=1 seek=1000000 \
+		    conv=notrunc 2>/dev/null
 		;;
 	scp-z-absent)
 		rm -f "$_d/src/a/big" ;;
@@ -116,7 +126,7 @@ zoo_run() {
 		case $_mode in
 		scp-up-r)	set -- "$@" -r "$TESTDIR/src" "zoo:$_d/" ;;
 		scp-down-r)	set -- "$@" -r "zoo:$TESTDIR/src" "$_d/" ;;
-		scp-z-up|scp-z-absent|scp-z-whole)
+		scp-z-up|scp-z-absent|scp-z-whole|scp-z-wrong)
 				set -- "$@" $_z "$TESTDIR/src/a/big" \
 				    "zoo:$_d/src/a/big" ;;
 		scp-z-down)	set -- "$@" $_z "zoo:$TESTDIR/src/a/big" \
@@ -146,8 +156,8 @@ zoo_case() {
 	_why=""
 	_refused=no
 	case $1/$2 in
-	proftpd-restart-off/reput|proftpd-restart-off/scp-z-up|\
-	proftpd-restart-off/scp-z-whole)
+	proftpd-restart-off/reput*|proftpd-restart-off/scp-z-up|\
+	proftpd-restart-off/scp-z-whole|proftpd-restart-off/scp-z-wrong)
 		_refused=yes
 		# An append refused by the server's policy, as stock's reput
 		# is: the target as it was.
@@ -156,6 +166,10 @@ zoo_case() {
 		scp-z-whole)	cp "$TESTDIR/src/a/big" "$TESTDIR/part" ;;
 		*)		head -c 2000000 "$TESTDIR/src/a/big" \
 				    >"$TESTDIR/part" ;;
+		esac
+		case $2 in
+		*-wrong)	printf X | dd of="$TESTDIR/part" bs=1 \
+				    seek=1000000 conv=notrunc 2>/dev/null ;;
 		esac
 		cmp -s "$TESTDIR/part" "$TESTDIR/dst.hpn/src/a/big" ||
 		    _why="$_why the target changed"
@@ -166,6 +180,23 @@ zoo_case() {
 	esac
 	case $_refused/$2 in
 	yes/*)
+		;;
+	*-wrong)
+		# Verified where the server hashes: whole; else trusted from
+		# its size, as stock's reget and reput trust it.
+		if zoo_hashes $1; then
+			cmp -s "$TESTDIR/src/a/big" \
+			    "$TESTDIR/dst.hpn/src/a/big" ||
+			    _why="$_why src/a/big differs"
+			grep -q 'differs from the source' "$TESTDIR/err.hpn" ||
+			    grep -q 'differs from the source' \
+			    "$TESTDIR/out.hpn" ||
+			    _why="$_why no word of the part that differs"
+		else
+			cmp -s "$TESTDIR/dst.stock/src/a/big" \
+			    "$TESTDIR/dst.hpn/src/a/big" ||
+			    _why="$_why src/a/big is not stock's"
+		fi
 		;;
 	*/reget|*/reput|*/scp-z-*)
 		cmp -s "$TESTDIR/src/a/big" "$TESTDIR/dst.hpn/src/a/big" ||
@@ -196,10 +227,22 @@ zoo_case() {
 	fi
 }
 
+# zoo_hashes SERVER: whether it answers check-file (verified resume).
+zoo_hashes() {
+	case " $ZOO_HASHING " in
+	*" $1 "*)	return 0 ;;
+	esac
+	return 1
+}
+ZOO_HASHING="mina proftpd-restart-on proftpd-restart-off"
+
 zoo_server() {
 	_r=1
 	while [ $_r -le $ZOO_ROUNDS ]; do
 		for _m in $ZOO_MODES; do
+			# scp -Z over a part that differs: stock's scp copies
+			# whole, ours trusts it where the server cannot hash.
+			[ $_m != scp-z-wrong ] || zoo_hashes $1 || continue
 			zoo_case "$1" $_m $_r
 		done
 		_r=`expr $_r + 1`
@@ -211,7 +254,8 @@ zoo_tree
 touch -d '2001-02-03 04:05:06' "$TESTDIR/src/f0" "$TESTDIR/src/a/big" \
     "$TESTDIR/src/a/b/f30"
 ZOO_MODES="${ZOO_MODES:-put-r get-r scp-up-r scp-down-r put-rp reget reput
-	scp-z-up scp-z-down scp-z-absent scp-z-whole}"
+	scp-z-up scp-z-down scp-z-absent scp-z-whole reget-wrong reput-wrong
+	scp-z-wrong}"
 # Elsewhere than on the default release, each case once.
 ! other_release || ZOO_ROUNDS=1
 
