@@ -17,7 +17,7 @@
 # OPENSSH_UNFIXED=yes (tests only).
 # Then regress/run-tests.sh runs SUITES (default: security basic interop
 # chachapoly mtaes none kexguess rekey mptcp stats translog window windowlong
-# busy sftppipe sftpbatch sftpadv resume verdict memory cross) with HPN_BUILD and STOCK_BUILD on that
+# busy sftppipe sftpbatch sftpadv hpnpeer resume verdict memory cross) with HPN_BUILD and STOCK_BUILD on that
 # release, HPN_PEER_BUILD on build/hpn and HPN_OTHER_RELEASE=yes: the suites
 # exercise each hunk of the release's series and leave to make check
 # what only our own files decide (lib.sh's other_release).
@@ -40,7 +40,7 @@ fi
 CUR="$1"
 DIR="${2:-}"
 MAKE="${MAKE:-make}"
-SUITES="${SUITES:-security basic interop chachapoly mtaes none kexguess rekey mptcp stats translog window windowlong busy sftppipe sftpbatch sftpadv resume verdict memory cross}"
+SUITES="${SUITES:-security basic interop chachapoly mtaes none kexguess rekey mptcp stats translog window windowlong busy sftppipe sftpbatch sftpadv hpnpeer resume verdict memory cross}"
 TOP=`pwd`
 RELEASES="$TOP/patches/releases"
 [ -f "$RELEASES" ] || { echo "check-releases: run me from the top directory" >&2; exit 2; }
