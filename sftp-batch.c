@@ -156,7 +156,8 @@ struct xreq {
 	size_t len;
 	size_t cost;		/* what it counts in data_bytes */
 	int truncate;		/* an upload's final size (TRUNC_*), or 0 */
-	int gate;		/* the close of a resumed upload's gate */
+	int gate;		/* a resumed upload's appending open, or
+				   its close (send_gate_open()) */
 	int redo;		/* a read of a resumed file's range again */
 	TAILQ_ENTRY(xreq) tq;
 };
@@ -207,7 +208,8 @@ struct xfer {
 				   connection, with its destination changed */
 	int retry;		/* upload: open again, with truncation */
 	int gate;		/* resumed upload: its appending open, the
-				   server's leave to resume, is in flight */
+				   server's leave to resume, in flight (1)
+				   or refused (-1); no data meanwhile */
 	int trunc_at_open;	/* upload: its open truncates */
 	int metered;		/* the meter shows it */
 	int opened;		/* the remote open succeeded */
@@ -548,9 +550,10 @@ req_find(struct sftp_batch *b, u_int id)
 	return NULL;
 }
 
+/* A request on handle h of x's (not always x->handle). */
 static struct xreq *
-send_handle_request(struct sftp_batch *b, struct xfer *x, u_char type,
-    const Attrib *a)
+send_on_handle(struct sftp_batch *b, struct xfer *x, u_char type,
+    const u_char *h, size_t hlen, const Attrib *a)
 {
 	struct xreq *q = req_new(b, x, type, 0, 0);
 	int r;
@@ -558,12 +561,19 @@ send_handle_request(struct sftp_batch *b, struct xfer *x, u_char type,
 	sshbuf_reset(b->msg);
 	if ((r = sshbuf_put_u8(b->msg, type)) != 0 ||
 	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
-	    (r = sshbuf_put_string(b->msg, x->handle, x->handle_len)) != 0 ||
+	    (r = sshbuf_put_string(b->msg, h, hlen)) != 0 ||
 	    (a != NULL && (r = encode_attrib(b->msg, a)) != 0))
 		fatal_fr(r, "compose");
 	sftp_send_msg(b->conn, b->msg);
 	debug3("Sent message %u I:%u for \"%s\"", type, q->id, x->dst);
 	return q;
+}
+
+static struct xreq *
+send_handle_request(struct sftp_batch *b, struct xfer *x, u_char type,
+    const Attrib *a)
+{
+	return send_on_handle(b, x, type, x->handle, x->handle_len, a);
 }
 
 static struct xreq *
@@ -651,7 +661,7 @@ xfer_cut(struct sftp_batch *b, struct xfer *x)
 }
 
 /* Send the open of the remote file (tag "dest" or "remote", as send_open). */
-static void
+static struct xreq *
 send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
     const char *path, u_int openmode, const Attrib *a)
 {
@@ -671,6 +681,7 @@ send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
 	x->open_id = q->id;
 	x->close_id = 0;
 	x->state = XFER_OPENING;
+	return q;
 }
 
 /*
@@ -704,16 +715,38 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 
 /*
  * A verified resumed upload writes by offset, inside its part too, so
- * its own open cannot append.  An appending open goes first, closed as
- * soon as it is granted: a server whose policy refuses resumes refuses
- * it (ProFTPD's AllowStoreRestart off), as it refuses stock's reput.
+ * its own open cannot append.  An appending open goes with it, closed as
+ * soon as it is granted, and no data goes before: a server whose policy
+ * refuses resumes refuses it (ProFTPD's AllowStoreRestart off), as it
+ * refuses stock's reput, and the file is left as it is.
  */
 static void
 send_gate_open(struct sftp_batch *b, struct xfer *x)
 {
+	u_int open_id;
+
 	x->gate = 1;
 	send_open_request(b, x, "dest", x->dst,
-	    SSH2_FXF_WRITE|SSH2_FXF_APPEND, &x->a);
+	    SSH2_FXF_WRITE|SSH2_FXF_APPEND, &x->a)->gate = 1;
+	open_id = x->open_id;
+	send_upload_open(b, x);
+	x->open_id = open_id;	/* the earlier: for handle_owner() */
+}
+
+/* The gate's handle: closed at once; the file's data may go. */
+static void
+got_gate(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
+{
+	u_char *h;
+	size_t hlen;
+	int r;
+
+	if ((r = sshbuf_get_string(msg, &h, &hlen)) != 0)
+		fatal_fr(r, "parse handle");
+	send_on_handle(b, x, SSH2_FXP_CLOSE, h, hlen, NULL)->gate = 1;
+	free(h);
+	if (x->gate == 1)
+		x->gate = 0;
 }
 
 /*
@@ -843,7 +876,8 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 	int whole = x->status == SSH2_FX_OK && !x->cut;
 	Attrib t;
 
-	if (x->retry || (interrupted && !x->touched)) {
+	if (x->retry || (!x->touched && (interrupted ||
+	    x->status != SSH2_FX_OK))) {
 		/* Leave the file as it is. */
 		send_close(b, x);
 		return;
@@ -1025,7 +1059,7 @@ send_next_read(struct sftp_batch *b, struct xfer *x)
 static int
 wants_data(struct sftp_batch *b, struct xfer *x)
 {
-	if (x->clashed)
+	if (x->clashed || x->gate != 0)
 		return 0;
 	if (x->state == XFER_DATA && redo_wanted(x))
 		return 1;
@@ -1588,17 +1622,7 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		handle_clash(b, x, y);
 		return;
 	}
-	if (x->gate) {
-		/* Leave to resume: close it, and open the file itself. */
-		x->gate = 0;
-		send_handle_request(b, x, SSH2_FXP_CLOSE, NULL)->gate = 1;
-		free(x->handle);
-		x->handle = NULL;
-		x->handle_len = 0;
-		x->opened = 0;
-		send_upload_open(b, x);
-		return;
-	}
+
 	if (batch_download(b) && (b->flags & SFTP_BATCH_RESUME) &&
 	    !interrupted) {
 		resume_download(b, x);
@@ -1642,6 +1666,20 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 		xfer_done(b, x);
 		break;
 	case SSH2_FXP_OPEN:
+		if (q->gate) {
+			/* Refused: the file's own open is closed unused. */
+			xfer_error(b, x, "dest open \"%s\": %s", x->dst,
+			    fx2txt(status));
+			xfer_fail(b, x);
+			x->gate = -1;
+			x->status = status;
+			x->eof = 1;
+			break;
+		}
+		if (x->gate == -1) {
+			xfer_done(b, x);
+			break;
+		}
 		xfer_error(b, x, "%s open \"%s\": %s", batch_download(b) ?
 		    "remote" : "dest", batch_download(b) ? x->src : x->dst,
 		    fx2txt(status));
@@ -1869,7 +1907,10 @@ batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 		if (q->type != SSH2_FXP_OPEN)
 			fatal("Expected SSH2_FXP_STATUS(%u) packet, got %u",
 			    SSH2_FXP_STATUS, type);
-		got_handle(b, x, msg);
+		if (q->gate)
+			got_gate(b, x, msg);
+		else
+			got_handle(b, x, msg);
 		break;
 	case SSH2_FXP_ATTRS:
 		if (q->type != SSH2_FXP_STAT &&

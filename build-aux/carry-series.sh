@@ -4,7 +4,7 @@
 # to the other series, by a 3-way merge on unpacked trees.  docs/porting.md
 # describes the workflow.
 #
-# usage: carry-series.sh [-b REV] [-d TARBALL-DIR] [-w WORKDIR] [RELEASE...]
+# usage: carry-series.sh [-k] [-b REV] [-d TARBALL-DIR] [-w WORKDIR] [RELEASE...]
 #        carry-series.sh -t WORKDIR/RELEASE
 #        carry-series.sh -c | -s [RELEASE...]
 #
@@ -25,7 +25,8 @@
 # A hunk of D that does not apply stops R, with its tree and the .rej
 # files in WORKDIR/R/merged (default build/carry): resolve them there
 # (delete the .rej files), then "carry-series.sh -t WORKDIR/R" writes R's
-# P from it as above.  The pristine trees come from TARBALL-DIR's
+# P from it as above, and "carry-series.sh -k" goes on with the patches
+# after it (-k keeps what this carry did already: WORKDIR/R.done).  The pristine trees come from TARBALL-DIR's
 # openssh-R.tar.gz (default: build/, ../shared/openssh), checked against
 # patches/releases' content pins.  Exit status 0 when every release took
 # the whole change.
@@ -53,8 +54,10 @@ die() {
 }
 
 MODE=carry
-while getopts b:d:w:t:cs o; do
+KEEP=no
+while getopts b:d:w:t:cks o; do
 	case $o in
+	k)	KEEP=yes ;;
 	c)	MODE=check ;;
 	s)	MODE=stamp ;;
 	b)	REV="$OPTARG" ;;
@@ -194,13 +197,21 @@ if [ -n "$RESUME" ]; then
 	    die "$RESUME/merged still has .rej files"
 	WORK=`dirname "$RESUME"`
 	write "$R" "$P" "$RESUME/before" "$RESUME/merged"
+	echo "$P" >>"$WORK/$R.done"
+	rm -f "$RESUME/failed"
 	stamp "$R"
+	echo "carry-series: $R: go on with carry-series.sh -k"
 	exit 0
 fi
 
 [ $# -gt 0 ] || set -- `others`
 
 mkdir -p "$WORK"
+if [ $KEEP = no ]; then
+	for r in "$@"; do
+		rm -f "$WORK/$r.done"
+	done
+fi
 # FROM's series at REV, and the patches that changed since.
 rm -rf "$WORK/old"
 mkdir -p "$WORK/old"
@@ -247,6 +258,7 @@ for p in `series $FROM`; do
 		[ -f "$TOP/patches/$r/series" ] || die "no series for $r"
 		w="$WORK/$r"
 		[ ! -f "$w/failed" ] || continue
+		! grep -qx "$p" "$WORK/$r.done" 2>/dev/null || continue
 		rm -rf "$w"
 		mkdir -p "$w"
 		pristine $r "$w/before"
@@ -271,6 +283,7 @@ for p in `series $FROM`; do
 			continue
 		fi
 		write "$r" "$p" "$w/before" "$w/merged"
+		echo "$p" >>"$WORK/$r.done"
 	done
 done
 for r in "$@"; do

@@ -192,6 +192,9 @@ check_has mptcp-sshd-socket "$SSHD_LOG" "Multipath TCP socket (UseMPTCP)"
 mp_copy mptcp-ours-up "$SSH" up both -o UseMPTCP=yes
 check_has mptcp-ours-in-use "$TESTDIR/err.mptcp-ours-up" \
     "Multipath TCP: in use"
+# sshd cannot read an MPTCP socket's IP options: it says so (debug1).
+check_has mptcp-ip-options-said "$SSHD_LOG" \
+    "IP options not checked: Operation not supported"
 mp_copy mptcp-ours-down "$SSH" down both -o UseMPTCP=yes
 # The stock twin's ssh to our sshd: plain TCP, the same bytes.
 mp_copy mptcp-stockssh-up "$STOCK_BUILD/ssh" up one
