@@ -177,7 +177,9 @@ struct hpn_window {
 		double span_t;		/* ...which began then */
 		int lowat;		/* TCP_NOTSENT_LOWAT set; 0: not */
 		u_int64_t pace;		/* SO_MAX_PACING_RATE set; 0: not */
-		int held;		/* a bulk channel was held last time */
+		double held;		/* when a bulk channel was last held;
+					   0: the last one asked was not */
+		double capped;		/* when one was last held (kept) */
 		double logged;		/* when a sample was last logged */
 	} send;
 };
@@ -1071,7 +1073,12 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 	struct hpn_chan *ch;
 	double left;
 
-	if (hw != NULL && hw->send.held)
+	/*
+	 * A held channel asks again after each poll and renews this; one
+	 * that closed while held does not, and the wake-ups stop.
+	 */
+	if (hw != NULL && hw->send.held != 0 && monotime_double() -
+	    hw->send.held < HPN_HOLD_RENEW_MSEC / 1000.0)
 		ptimeout_deadline_ms(timeout, HPN_HOLD_POLL_MSEC);
 	if (!chan_managed(hw, c) ||
 	    (c->flags & (CHAN_CLOSE_SENT|CHAN_CLOSE_RCVD)) != 0 ||
@@ -1148,11 +1155,16 @@ hpn_window_kex_guess(struct ssh *ssh)
  * lower of two: the cumulative tcpi_bytes_acked jumps when a loss is
  * repaired (read 1.7 times the link's rate), and tcpi_delivered, the
  * segments acknowledged or selectively acknowledged, counts a short
- * segment as a whole one (read 9% high).
+ * segment as a whole one (read 9% high).  A span in which no bulk channel
+ * was held and the socket had less than HPN_HOLD_SMALL unsent measured
+ * what fed the channels, not the path: its rate may raise bw, not lower
+ * it, so a slow feeder's phase does not leave the cap at its rate when
+ * the data comes fast again (the cap grows by 1/HPN_HOLD_EXTRA a round
+ * trip: a minute at 600 ms from a hundredth of the link).
  */
 static void
 send_rate(struct hpn_window *hw, double now, u_int64_t acked,
-    u_int64_t delivered)
+    u_int64_t delivered, u_int32_t notsent)
 {
 	double span = hw->send.rtt / 1000000.0, dt;
 	u_int i, j, n = hw->send.n;
@@ -1171,6 +1183,9 @@ send_rate(struct hpn_window *hw, double now, u_int64_t acked,
 				if (r2 < rate)
 					rate = r2;
 			}
+			if (hw->send.capped < hw->send.s[j].t &&
+			    notsent < HPN_HOLD_SMALL && rate < hw->send.bw)
+				rate = hw->send.bw;	/* the feeder's */
 			break;
 		}
 	}
@@ -1359,7 +1374,8 @@ send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
 	hw->send.delivered += (u_int64_t)(ti.tcpi_delivered - hw->send.segs) *
 	    ti.tcpi_snd_mss;
 	hw->send.segs = ti.tcpi_delivered;
-	send_rate(hw, now, ti.tcpi_bytes_acked, hw->send.delivered);
+	send_rate(hw, now, ti.tcpi_bytes_acked, hw->send.delivered,
+	    ti.tcpi_notsent_bytes);
 	obuf = sshbuf_len(ssh_packet_get_output(ssh));
 	if (!send_holding(hw, sock, now, ti.tcpi_rtt)) {
 		send_unsent(hw, &ti, obuf);
@@ -1418,7 +1434,7 @@ hpn_window_hold(struct ssh *ssh, Channel *c, size_t len)
 	if (now - hw->send.last >= HPN_HOLD_POLL_MSEC / 1000.0)
 		send_sample(ssh, hw, now);
 	if (hw->send.room <= 0) {
-		hw->send.held = 1;
+		hw->send.held = hw->send.capped = now;
 		return 1;
 	}
 	hw->send.held = 0;

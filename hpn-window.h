@@ -187,6 +187,11 @@
 #define HPN_HOLD_POLL_MSEC	2
 /* ...and logged (debug3). */
 #define HPN_HOLD_LOG_MSEC	100
+/*
+ * A held channel asks again after every poll; once none has for this
+ * long (it closed while held), the poll stops waking for it.
+ */
+#define HPN_HOLD_RENEW_MSEC	500
 /* The rate: samples kept, and how many per minimum round trip. */
 #define HPN_HOLD_SAMPLES	64
 #define HPN_HOLD_PER_SPAN	8

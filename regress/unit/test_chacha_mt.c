@@ -431,6 +431,63 @@ test_fork(void)
 }
 
 /* Contexts created and freed at every stage, workers mid-packet. */
+/*
+ * A fork in the middle of a received packet (ssh's ~& or -f, or sshd's
+ * session child, while the workers run): packet 100's length is read by
+ * the parent's context, then the process forks; the child opens packet
+ * 100 and those after it with the inherited context, the parent too.
+ * Each packet is 60,000 bytes, past a queue's first chunks.
+ */
+static void
+test_fork_mid_packet(void)
+{
+	u_char key[CTR_MT_CHACHA_KEYLEN];
+	struct chachapoly_ctx *ref;
+	struct ctr_mt_ctx *dec;
+	size_t len = 60000;
+	pid_t pid = -1;
+	u_int seq, plen;
+	int status, bad = 0, child;
+
+	rnd_bytes(key, sizeof(key));
+	ref = chachapoly_new(key, sizeof(key));
+	dec = ctr_mt_new_chacha(key, sizeof(key), 4);
+	if (ref == NULL || dec == NULL) {
+		result(0, "fork mid-packet: setup");
+		return;
+	}
+	child = 0;
+	for (seq = 0; seq < 200 && !bad; seq++) {
+		POKE_U32(plain, (u_int)len);
+		rnd_bytes(plain + AADLEN, len);
+		if (chachapoly_crypt(ref, seq, sealed, plain, len, AADLEN,
+		    TAGLEN, 1) != 0 ||
+		    ctr_mt_chachapoly_get_length(dec, &plen, seq, sealed,
+		    AADLEN) != 0 || plen != len) {
+			bad = 1;
+			break;
+		}
+		if (seq == 100 && !child && (pid = fork()) == 0)
+			child = 1;
+		if (ctr_mt_chachapoly_crypt(dec, seq, opened, sealed, len,
+		    AADLEN, TAGLEN, 0, auth_portable, NULL) != 0 ||
+		    memcmp(opened, plain, AADLEN + len) != 0)
+			bad = 1;
+	}
+	if (child) {
+		ctr_mt_free(dec);
+		_exit(bad);
+	}
+	status = -1;
+	if (pid == -1 || waitpid(pid, &status, 0) != pid)
+		bad = 1;
+	result(!bad && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "fork mid-packet: parent and child open every packet "
+	    "(child status %d)", status);
+	chachapoly_free(ref);
+	ctr_mt_free(dec);
+}
+
 static void
 test_teardown(void)
 {
@@ -473,6 +530,7 @@ main(void)
 	test_bulk();
 	test_stalls();
 	test_fork();
+	test_fork_mid_packet();
 	test_teardown();
 	free(plain);
 	free(sealed);
