@@ -204,11 +204,11 @@ if [ -x "$HPN_TOP/configure" ]; then
 	(cd "$cfg" && cp -p "$HPN_TOP/configure" "$HPN_TOP/Makefile.in" \
 	    "$HPN_TOP/configure.ac" . && cp -pR "$HPN_TOP/patches" \
 	    "$HPN_TOP/build-aux" .) || die "cannot copy configure"
-	if (cd "$cfg" && ./configure --with-openssh-version=10.3p1) \
-	    >"$TESTDIR/c1.out" 2>&1; then
-		fail configure-refuses-10.3p1 "configure accepted upstream 10.3p1"
+	if (cd "$cfg" && ./configure --with-openssh-version=10.0p1 \
+	    --with-openssh-base=upstream) >"$TESTDIR/c1.out" 2>&1; then
+		fail configure-refuses-upstream-10.0p1 "configure accepted upstream 10.0p1"
 	else
-		check_has configure-refuses-10.3p1 "$TESTDIR/c1.out" \
+		check_has configure-refuses-upstream-10.0p1 "$TESTDIR/c1.out" \
 		    'CVE-2026-60002'
 		check_has configure-names-route "$TESTDIR/c1.out" \
 		    'build OpenSSH 10.5p1 (the default)'
@@ -222,8 +222,8 @@ if [ -x "$HPN_TOP/configure" ]; then
 		check_has configure-names-debian-route "$TESTDIR/c2.out" \
 		    "build it on Debian's source"
 	fi
-	if (cd "$cfg" && ./configure --with-openssh-version=10.3p1 \
-	    --enable-unfixed-openssh) >"$TESTDIR/c3.out" 2>&1; then
+	if (cd "$cfg" && ./configure --with-openssh-version=10.0p1 \
+	    --with-openssh-base=upstream --enable-unfixed-openssh) >"$TESTDIR/c3.out" 2>&1; then
 		check_has configure-override-warns "$TESTDIR/c3.out" \
 		    'WARNING: --enable-unfixed-openssh'
 		check_has configure-override-to-make "$cfg/Makefile" \
@@ -251,7 +251,7 @@ else
 fi
 
 # 5. make's gate, with make -n in a scratch build directory: the copy of
-# configure above, configured for a Debian base and for 10.3p1 with the
+# configure above, configured for a Debian base and for upstream 10.0p1 with the
 # override, and this checkout's files.  mk OUT ARG...: make -n ARG... with
 # that Makefile from the top directory into $TESTDIR/OUT.
 mk() {
@@ -272,7 +272,7 @@ if [ -x "$HPN_TOP/configure" ] && command -v make >/dev/null; then
 	gb="$TESTDIR/gate-build"
 	rm -rf "$gb"
 	mkdir -p "$gb/debian-10.0p1"
-	touch "$gb/openssh-10.0p1.tar.gz" "$gb/openssh-10.3p1.tar.gz"
+	touch "$gb/openssh-10.0p1.tar.gz"
 	touch "$gb/debian-10.0p1/.hpn-fetched"
 	if (cd "$cfg" && ./configure --with-openssh-version=10.0p1) \
 	    >"$TESTDIR/c5.out" 2>&1; then
@@ -308,8 +308,8 @@ if [ -x "$HPN_TOP/configure" ] && command -v make >/dev/null; then
 	else
 		fail gate-stock-debian "`tail -n 1 "$TESTDIR/c5.out"`"
 	fi
-	if (cd "$cfg" && ./configure --with-openssh-version=10.3p1 \
-	    --enable-unfixed-openssh) >"$TESTDIR/c6.out" 2>&1; then
+	if (cd "$cfg" && ./configure --with-openssh-version=10.0p1 \
+	    --with-openssh-base=upstream --enable-unfixed-openssh) >"$TESTDIR/c6.out" 2>&1; then
 		# make deb: configure's override does not count, nor does
 		# the environment; DEB_UNFIXED=yes on make's command line does.
 		mk d1.out deb DEB_DIR="$gb/deb"
