@@ -232,6 +232,12 @@ TAILQ_HEAD(xfers, xfer);
 
 static struct xfer *xfer_new(struct sftp_batch *, const char *,
     const char *);
+
+/* A rule of the engine (the comment at the top) that must hold. */
+#define XFER_RULE(x, cond, rule) do { \
+	if (!(cond)) \
+		fatal_f("\"%s\": rule %d broken: %s", (x)->dst, rule, #cond); \
+} while (0)
 static void batch_step(struct sftp_batch *);
 
 struct sftp_batch {
@@ -876,6 +882,7 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 	int whole = x->status == SSH2_FX_OK && !x->cut;
 	Attrib t;
 
+	XFER_RULE(x, x->nreqs == 0 && x->gate != 1, 2);
 	if (x->retry || (!x->touched && (interrupted ||
 	    x->status != SSH2_FX_OK))) {
 		/* Leave the file as it is. */
@@ -939,6 +946,8 @@ send_write(struct sftp_batch *b, struct xfer *x)
 		x->eof = 1;	/* finish_upload() once all are answered */
 		return;
 	}
+	/* The part's redone range and the tail past it do not overlap. */
+	XFER_RULE(x, redo ? off + len <= x->part : off >= x->part, 1);
 	q = req_new(b, x, SSH2_FXP_WRITE, off, len);
 	if ((q->redo = redo))
 		x->redo_reqs++;
@@ -1080,6 +1089,7 @@ finish_download(struct sftp_batch *b, struct xfer *x)
 	int complete = x->at_end && !x->failed && !x->unchecked &&
 	    x->redo >= x->redo_end;
 
+	XFER_RULE(x, x->nreqs == 0, 2);
 	if (complete) {
 		x->highwater = x->maxack;
 		/* No data came: the file is empty. */
