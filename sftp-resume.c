@@ -270,10 +270,18 @@ sftp_resume_reply(struct sftp_resume *r, u_int id, u_int status,
 		fatal("check-file: reply to unknown request %u", id);
 	idx = r->reqs[i].idx;
 	r->reqs[i] = r->reqs[--r->n];
-	if (r->failed != SSH2_FX_OK || r->read_errno != 0 || idx >= r->bad)
+	/*
+	 * Past a range the server cannot hash (OP_UNSUPPORTED) the others
+	 * are still compared: one found to differ wins (sftp_resume_end()).
+	 */
+	if ((r->failed != SSH2_FX_OK &&
+	    r->failed != SSH2_FX_OP_UNSUPPORTED) ||
+	    r->read_errno != 0 || idx >= r->bad)
 		return;
 	if (status != SSH2_FX_OK) {
-		r->failed = status;
+		if (r->failed == SSH2_FX_OK ||
+		    status != SSH2_FX_OP_UNSUPPORTED)
+			r->failed = status;
 		return;
 	}
 	if (!reply_hash(reply, &alg)) {

@@ -34,7 +34,9 @@
 #   checkfile=HOW  state and answer check-file-handle and check-file-name
 #                  (draft-ietf-secsh-filexfer-extensions-00): HOW is ok,
 #                  bad (hashes of other bytes), fail (FAILURE), unsup
-#                  (OP_UNSUPPORTED) or md5 (md5, whatever was asked)
+#                  (OP_UNSUPPORTED), unsupfirst (OP_UNSUPPORTED for a
+#                  range at offset 0, ok for the others) or md5 (md5,
+#                  whatever was asked)
 #
 # "sftp-adversary.py tree DIR SEED N" makes a test tree of N files;
 # "sftp-adversary.py compare ..." checks a copy's result (compare());
@@ -522,7 +524,7 @@ class Server:
         if how == "fail":
             self.status(rid, FX_FAILURE, "cannot hash")
             return
-        if how == "unsup" or not known:
+        if how == "unsup" or not known or (how == "unsupfirst" and off == 0):
             self.status(rid, FX_OP_UNSUPPORTED, "no such hash")
             return
         alg = "md5" if how == "md5" else known[0]
