@@ -1195,7 +1195,8 @@ batch_fill(struct sftp_batch *b)
 				xfer_done(b, x);
 			continue;
 		}
-		if (x->clashed || x->state != XFER_DATA || x->nreqs != 0 || redo_wanted(x))
+		if (x->clashed || x->state != XFER_DATA || x->nreqs != 0 ||
+		    redo_wanted(x))
 			continue;
 		if (batch_download(b) && (x->eof || interrupted))
 			finish_download(b, x);
@@ -1574,18 +1575,27 @@ xfer_redo(struct sftp_batch *b, struct xfer *x)
 }
 
 /*
- * The server gave x a handle that y still holds: a server fault (Erlang's
- * ssh_sftpd reuses handles so).  Which file its requests reach is
- * unknown, so both files are copied again, and one file at a time from
- * now on: the way stock copies, which never holds two handles.
+ * The server reused a handle still in use: a server fault (Erlang's
+ * ssh_sftpd reuses handles so).  One file at a time from now on, the way
+ * stock copies, which never holds two handles.
+ */
+static void
+batch_one_file(struct sftp_batch *b)
+{
+	b->one_file = 1;
+	b->max_files = 1;
+}
+
+/*
+ * The server gave x a handle that y still holds.  Which file their
+ * requests reach is unknown, so both files are copied again.
  */
 static void
 handle_clash(struct sftp_batch *b, struct xfer *x, struct xfer *y)
 {
 	debug_f("the server gave \"%s\" the handle of \"%s\", still open: "
 	    "one file at a time from now on", x->dst, y->dst);
-	b->one_file = 1;
-	b->max_files = 1;
+	batch_one_file(b);
 	xfer_redo(b, x);
 	xfer_redo(b, y);
 }
@@ -1612,8 +1622,7 @@ foreign_handle(struct sftp_batch *b, struct sshbuf *msg)
 		return;
 	debug_f("the server gave a listing the handle of \"%s\", still "
 	    "open: one file at a time from now on", y->dst);
-	b->one_file = 1;
-	b->max_files = 1;
+	batch_one_file(b);
 	xfer_redo(b, y);
 }
 
@@ -1632,7 +1641,6 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		handle_clash(b, x, y);
 		return;
 	}
-
 	if (batch_download(b) && (b->flags & SFTP_BATCH_RESUME) &&
 	    !interrupted) {
 		resume_download(b, x);
@@ -1968,7 +1976,6 @@ static void
 queued_logs_print(struct sftp_batch *b)
 {
 	struct xfer *x;
-
 	char *line;
 
 	TAILQ_FOREACH(x, &b->queued, tq) {
