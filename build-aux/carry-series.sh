@@ -19,7 +19,8 @@
 #   with a series): R's pristine tree with R's patches before P is
 #   "before", with R's P too is "at"; D is applied to "at" (offsets and
 #   fuzz allowed: the releases' contexts differ), and R's P is written
-#   anew from "before" and the merged tree, its DEP-3 header kept.  Then
+#   anew from "before" and the merged tree, with its own DEP-3 header
+#   and FROM's change to that header merged in (git merge-file).  Then
 #   R's later patches are re-diffed so that each still applies exactly
 #   (refresh-series.sh).
 # A hunk of D that does not apply stops R, with its tree and the .rej
@@ -111,6 +112,21 @@ header() {
 	sed '/^---$/q' "$1" | sed '$d'
 }
 
+# merge_header R P HDR: FROM's change to P's header since REV merged
+# into R's (HDR); where the two do not merge, R's is kept, and said.
+merge_header() {
+	header "$WORK/old/$2" >"$WORK/$1/header.base"
+	header "$TOP/patches/$FROM/$2" >"$WORK/$1/header.from"
+	cp "$3" "$WORK/$1/header.mine"
+	if ! git merge-file -q "$3" "$WORK/$1/header.base" \
+	    "$WORK/$1/header.from" 2>/dev/null; then
+		cp "$WORK/$1/header.mine" "$3"
+		echo "carry-series: $1: $2's header kept: $FROM's change to" \
+		    "it does not merge; edit it by hand, then" \
+		    "carry-series.sh -s $1" >&2
+	fi
+}
+
 # write R P BEFORE MERGED: R's P from the two trees, header kept, and
 # R's later patches refreshed.
 write() {
@@ -118,6 +134,7 @@ write() {
 	_hdr="$WORK/$1/header"
 	if [ -f "$TOP/patches/$1/$2" ]; then
 		header "$TOP/patches/$1/$2" >"$_hdr"
+		[ -f "$WORK/old/$2" ] && merge_header "$1" "$2" "$_hdr"
 	else
 		header "$TOP/patches/$FROM/$2" >"$_hdr"
 		echo "$2" >>"$TOP/patches/$1/series"
