@@ -45,12 +45,14 @@
  * A downloading client that guesses the key exchange starts it as early,
  * and lends its busy channels a window's worth more just before, for the
  * round trip in which it can send no window adjust (chan_rekey()).
+ *
+ * What this side sends is held to the path by hpn-hold.c: channels.c asks
+ * hpn_window_hold() before each packet of a bulk channel's data.
  */
 
 #include "includes.h"
 
 #include <sys/types.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -62,7 +64,6 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
-# include <linux/sockios.h>	/* SIOCOUTQ */
 # include <linux/tcp.h>		/* struct tcp_info with tcpi_min_rtt */
 #endif
 
@@ -74,6 +75,7 @@
 #include "kex.h"
 #include "version.h"
 #include "hpn-window.h"
+#include "hpn-hold.h"
 
 /*
  * Linux >= 4.8 headers (TCP_REPAIR_WINDOW is as old) have tcpi_min_rtt and
@@ -150,38 +152,8 @@ struct hpn_window {
 	u_int64_t total;	/* sum of the counted windows */
 	u_int nbusy;		/* busy channels at the last poll */
 	double starved;		/* when a busy channel last found none left */
-	/* What this side sends: bulk channels held to the path. */
-	struct {
-		int never;		/* no TCP_INFO or SIOCOUTQ here */
-		double last;		/* when TCP_INFO was last read */
-		struct {
-			double t;		/* monotime_double() */
-			u_int64_t acked;	/* tcpi_bytes_acked */
-			u_int64_t delivered;	/* tcpi_delivered, in bytes */
-			u_int64_t rate;		/* over the span before t */
-		} s[HPN_HOLD_SAMPLES];
-		u_int n;		/* samples taken */
-		u_int32_t segs;		/* tcpi_delivered at the last sample */
-		u_int64_t delivered;	/* times tcpi_snd_mss, summed */
-		u_int64_t bw;		/* largest rate of the last samples */
-		u_int rtt;		/* tcpi_min_rtt, us */
-		int filled;		/* the path filled */
-		u_int64_t plateau_bw;	/* the rate a quarter above which... */
-		double plateau_t;	/* ...it was last checked... */
-		u_int plateau_n;	/* ...and has not grown for so many */
-		double long_since;	/* since when it stays long; 0: not */
-		double off_until;	/* not holding before this */
-		int64_t room;		/* what bulk channels may still queue */
-		u_int64_t trim;		/* taken off the cap: a queue stood */
-		u_int span_srtt;	/* the least tcpi_rtt in this span... */
-		double span_t;		/* ...which began then */
-		int lowat;		/* TCP_NOTSENT_LOWAT set; 0: not */
-		u_int64_t pace;		/* SO_MAX_PACING_RATE set; 0: not */
-		double held;		/* when a bulk channel was last held;
-					   0: the last one asked was not */
-		double capped;		/* when one was last held (kept) */
-		double logged;		/* when a sample was last logged */
-	} send;
+	/* What this side sends (hpn-hold.c). */
+	struct hpn_hold *hold;
 };
 
 /*
@@ -226,7 +198,9 @@ hpn_window_init(struct ssh *ssh, int disabled, int max_kib, int poll)
 	    (hw = ssh->hpn_window = calloc(1, sizeof(*hw))) == NULL)
 		fatal_f("calloc failed");
 	free(hw->chan);
+	hpn_hold_free(hw->hold);
 	memset(hw, 0, sizeof(*hw));
+	hw->hold = hpn_hold_new();
 	hw->opt.disabled = disabled;
 	hw->opt.max = max_kib > 0 ? (u_int)max_kib * 1024 : HPN_WINDOW_MAX;
 	if (hw->opt.max > HPN_WINDOW_MAX)
@@ -248,6 +222,7 @@ hpn_window_free(struct ssh *ssh)
 	if (hw == NULL)
 		return;
 	free(hw->chan);
+	hpn_hold_free(hw->hold);
 	free(hw);
 	ssh->hpn_window = NULL;
 }
@@ -1073,12 +1048,7 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 	struct hpn_chan *ch;
 	double left;
 
-	/*
-	 * A held channel asks again after each poll and renews this; one
-	 * that closed while held does not, and the wake-ups stop.
-	 */
-	if (hw != NULL && hw->send.held != 0 && monotime_double() -
-	    hw->send.held < HPN_HOLD_RENEW_MSEC / 1000.0)
+	if (hw != NULL && hpn_hold_wakes(hw->hold))
 		ptimeout_deadline_ms(timeout, HPN_HOLD_POLL_MSEC);
 	if (!chan_managed(hw, c) ||
 	    (c->flags & (CHAN_CLOSE_SENT|CHAN_CLOSE_RCVD)) != 0 ||
@@ -1110,337 +1080,17 @@ hpn_window_kex_guess(struct ssh *ssh)
 }
 
 /*
- * What this side sends.  Whatever it has queued ahead of an interactive
- * channel's data (in ssh's output buffer, in the socket, and in the queue
- * of the path's narrowest link) delays that data.  With windows the size
- * of the path a bulk channel keeps half a round trip or more queued in
- * the link, and a keystroke or a new session's request waits behind it.
- * So once the path filled (the rate grew by less than a quarter in each of
- * HPN_HOLD_PLATEAU round trips, and a queue stands: the smoothed round
- * trip above the minimum by 1/HPN_HOLD_FILLED), bulk channels (those with
- * HPN_HOLD_SMALL or more to send) are held while the socket and the output
- * buffer hold what the path carries in a minimum round trip plus
- * 1/HPN_HOLD_EXTRA of it (or HPN_HOLD_SLACK_MSEC of the rate where that
- * is more: a short path's bursts); a path that carries more is found at
- * that pace, since the rate is read high, and what a queue that still
- * stands holds comes off again (send_trim()).  Smaller sends are never
- * held, so they go first.  The socket's unsent queue is kept to a few
- * milliseconds of the rate (TCP_NOTSENT_LOWAT), and its pacing to
- * 1/HPN_HOLD_PACE above the rate, so that the refill after a stall (BBR's
- * probe of the round trip empties the path every 10 s) does not queue a
- * burst either.  A queue that stays long while bulk channels are held is
- * not theirs (other traffic on the path); holding would only cede the
- * path to it, so it stops for HPN_HOLD_OFF_SEC.  Until the path fills,
- * and while it stops, the congestion window limits the rate rather than
- * the path, and what waits is in the socket (at 1000 ms, tens of MB
- * unsent while the round trip stayed at its minimum): bulk channels are
- * then held while the socket's unsent bytes and the output buffer hold
- * more than HPN_HOLD_UNSENT_MSEC of the rate the socket sends at, which
- * leaves TCP data to send at all times.  A sending-side change: it works
- * with any peer.
- */
-#if defined(HPN_HAVE_TCP_INFO) && defined(SIOCOUTQ) && \
-    defined(TCP_NOTSENT_LOWAT) && defined(SO_MAX_PACING_RATE) && \
-    defined(TCP_ZEROCOPY_RECEIVE)	/* as old as tcpi_delivered: 4.18 */
-# define HPN_HAVE_SEND_HOLD 1
-#endif
-
-#ifdef HPN_HAVE_SEND_HOLD
-/*
- * Takes a sample of the bytes acknowledged, with the rate over the span
- * (a minimum round trip) that ends at it, every 1/HPN_HOLD_PER_SPAN of a
- * span; bw is the largest rate of the last HPN_HOLD_SAMPLES samples:
- * what the path carries, read high rather than low, since a rate read
- * low would lower the cap and so the rate read next.  The rate is the
- * lower of two: the cumulative tcpi_bytes_acked jumps when a loss is
- * repaired (read 1.7 times the link's rate), and tcpi_delivered, the
- * segments acknowledged or selectively acknowledged, counts a short
- * segment as a whole one (read 9% high).  A span in which no bulk channel
- * was held and the socket had less than HPN_HOLD_SMALL unsent measured
- * what fed the channels, not the path: its rate may raise bw, not lower
- * it, so a slow feeder's phase does not leave the cap at its rate when
- * the data comes fast again (the cap grows by 1/HPN_HOLD_EXTRA a round
- * trip: a minute at 600 ms from a hundredth of the link).
- */
-static void
-send_rate(struct hpn_window *hw, double now, u_int64_t acked,
-    u_int64_t delivered, u_int32_t notsent)
-{
-	double span = hw->send.rtt / 1000000.0, dt;
-	u_int i, j, n = hw->send.n;
-	u_int64_t rate = 0, r2, bw = 0;
-
-	if (n > 0 && now - hw->send.s[(n - 1) % HPN_HOLD_SAMPLES].t <
-	    span / HPN_HOLD_PER_SPAN)
-		return;
-	for (i = n; i > 0 && n - i < HPN_HOLD_SAMPLES - 1; i--) {
-		j = (i - 1) % HPN_HOLD_SAMPLES;
-		if ((dt = now - hw->send.s[j].t) >= span) {
-			if (acked >= hw->send.s[j].acked &&
-			    delivered >= hw->send.s[j].delivered) {
-				rate = (acked - hw->send.s[j].acked) / dt;
-				r2 = (delivered - hw->send.s[j].delivered) / dt;
-				if (r2 < rate)
-					rate = r2;
-			}
-			if (hw->send.capped < hw->send.s[j].t &&
-			    notsent < HPN_HOLD_SMALL && rate < hw->send.bw)
-				rate = hw->send.bw;	/* the feeder's */
-			break;
-		}
-	}
-	j = n % HPN_HOLD_SAMPLES;
-	hw->send.s[j].t = now;
-	hw->send.s[j].acked = acked;
-	hw->send.s[j].delivered = delivered;
-	hw->send.s[j].rate = rate;
-	hw->send.n = ++n;
-	for (i = 0; i < HPN_HOLD_SAMPLES && i < n; i++)
-		if (hw->send.s[i].rate > bw)
-			bw = hw->send.s[i].rate;
-	hw->send.bw = bw;
-}
-
-/* Sets the socket's pacing limit (0: none) if it moved by 1/32. */
-static void
-send_pace(struct hpn_window *hw, int sock, u_int64_t pace)
-{
-	unsigned long v = pace == 0 ? ~0UL : (unsigned long)pace;
-
-	if (pace == hw->send.pace || (pace != 0 && hw->send.pace != 0 &&
-	    pace < hw->send.pace + hw->send.pace / 32 &&
-	    pace > hw->send.pace - hw->send.pace / 32))
-		return;
-	if (setsockopt(sock, SOL_SOCKET, SO_MAX_PACING_RATE,
-	    &v, sizeof(v)) == -1)
-		debug_f("SO_MAX_PACING_RATE: %s", strerror(errno));
-	hw->send.pace = pace;
-}
-
-/* Whether holding is on, from the round trips; logs when it turns. */
-static int
-send_holding(struct hpn_window *hw, int sock, double now, u_int srtt)
-{
-	u_int rtt = hw->send.rtt;
-
-	if (now < hw->send.off_until)
-		return 0;
-	if (!hw->send.filled) {
-		/*
-		 * The rate stopped growing: it rose by less than a quarter
-		 * in each of the last HPN_HOLD_PLATEAU minimum round trips.
-		 */
-		if (hw->send.plateau_t == 0 ||
-		    now - hw->send.plateau_t >= rtt / 1e6) {
-			if (hw->send.bw >= hw->send.plateau_bw +
-			    hw->send.plateau_bw / 4) {
-				hw->send.plateau_bw = hw->send.bw;
-				hw->send.plateau_n = 0;
-			} else
-				hw->send.plateau_n++;
-			hw->send.plateau_t = now;
-		}
-		if (hw->send.bw == 0 ||
-		    hw->send.plateau_n < HPN_HOLD_PLATEAU ||
-		    srtt <= rtt + rtt / HPN_HOLD_FILLED +
-		    HPN_HOLD_JITTER_USEC || rtt < HPN_HOLD_RTT_USEC)
-			return 0;
-		hw->send.filled = 1;
-		hw->send.trim = 0;
-		hw->send.span_srtt = 0;
-		hw->send.span_t = now + HPN_HOLD_SETTLE * rtt / 1e6;
-		hw->send.long_since = 0;
-		debug("Holding bulk channels to what the path carries in "
-		    "a round trip (%llu bytes): a queue stood on it (round "
-		    "trip %u ms, at least %u ms)", (unsigned long long)
-		    (hw->send.bw * rtt / 1000000), srtt / 1000, rtt / 1000);
-		return 1;
-	}
-	if (srtt <= rtt + rtt / HPN_HOLD_LONG + HPN_HOLD_JITTER_USEC) {
-		hw->send.long_since = 0;
-		return 1;
-	}
-	if (hw->send.long_since == 0)
-		hw->send.long_since = now;
-	if (now - hw->send.long_since < HPN_HOLD_LONG_SPANS * rtt / 1e6)
-		return 1;
-	debug("Not holding bulk channels for %d s: the round trip stays "
-	    "at %u ms (at least %u ms) with them held, so the queue is "
-	    "other traffic's", HPN_HOLD_OFF_SEC, srtt / 1000, rtt / 1000);
-	hw->send.filled = 0;
-	hw->send.off_until = now + HPN_HOLD_OFF_SEC;
-	send_pace(hw, sock, 0);
-	return 0;
-}
-
-/*
- * The cap rests on the rate read high, so more than its 1/HPN_HOLD_EXTRA
- * may stand queued on the path: at 1000 ms a rate read 2% high is 20 ms
- * of queue.  Once a minimum round trip, the least smoothed round trip
- * (tcpi_rtt) seen in it tells what queue stood all along; while that is
- * above its mark (1/HPN_HOLD_EXTRA of the round trip, at most
- * HPN_HOLD_QUEUE_MSEC), half of the excess, in bytes at the rate, comes
- * off the cap, up to 1/HPN_HOLD_TRIM of the path's product.  Under half
- * the mark (the path drained, as in BBR's probe of the round trip), an
- * eighth of it goes back.  A trim never outlasts a queue, so it cannot
- * pull the rate down with it.  The first spans begin HPN_HOLD_SETTLE
- * round trips after the hold did: until then the queue is what the
- * windows' last doubling left, which the cap drains, and trimming for it
- * held 1 Gbit/s x 1000 ms to 90% of the link for several seconds.
- */
-static void
-send_trim(struct hpn_window *hw, double now, u_int srtt, u_int64_t bdp)
-{
-	u_int rtt = hw->send.rtt, mark, standing;
-	u_int64_t most = bdp / HPN_HOLD_TRIM;
-
-	if (now < hw->send.span_t)
-		return;
-	if (hw->send.span_srtt == 0 || srtt < hw->send.span_srtt)
-		hw->send.span_srtt = srtt;
-	if (now - hw->send.span_t < rtt / 1e6)
-		return;
-	mark = rtt / HPN_HOLD_EXTRA;
-	if (mark > HPN_HOLD_QUEUE_MSEC * 1000)
-		mark = HPN_HOLD_QUEUE_MSEC * 1000;
-	standing = hw->send.span_srtt > rtt ? hw->send.span_srtt - rtt : 0;
-	if (standing > mark)
-		hw->send.trim += hw->send.bw * (standing - mark) / 2000000;
-	else if (standing < mark / 2)
-		hw->send.trim -= hw->send.trim / 8;
-	if (hw->send.trim > most)
-		hw->send.trim = most;
-	debug3_f("least round trip %u us in the last %u us: trim %llu",
-	    hw->send.span_srtt, rtt, (unsigned long long)hw->send.trim);
-	hw->send.span_srtt = 0;
-	hw->send.span_t = now;
-}
-
-/*
- * Not holding to the path: sets send.room to what keeps the socket's unsent
- * bytes and the output buffer to HPN_HOLD_UNSENT_MSEC of the rate it sends
- * at (the delivery rate, or the pacing rate where higher, as in a start).
- */
-static void
-send_unsent(struct hpn_window *hw, const struct tcp_info *ti, size_t obuf)
-{
-	u_int64_t rate = hw->send.bw, allow;
-
-	if (hw->send.rtt < HPN_HOLD_RTT_USEC)
-		return;
-	if (ti->tcpi_pacing_rate != ~0ULL && ti->tcpi_pacing_rate > rate)
-		rate = ti->tcpi_pacing_rate;
-	allow = rate * HPN_HOLD_UNSENT_MSEC / 1000;
-	if (allow < HPN_HOLD_MIN)
-		allow = HPN_HOLD_MIN;
-	hw->send.room = (int64_t)allow - (int64_t)ti->tcpi_notsent_bytes -
-	    (int64_t)obuf;
-}
-
-/* Reads the connection's TCP_INFO and send queue; sets send.room. */
-static void
-send_sample(struct ssh *ssh, struct hpn_window *hw, double now)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-	u_int64_t bdp, cap, want;
-	size_t obuf;
-	int sock, queued, lowat, proto = 0;
-	socklen_t plen = sizeof(proto);
-
-	hw->send.last = now;
-	hw->send.room = INT64_MAX;
-	sock = ssh_packet_get_connection_out(ssh);
-	memset(&ti, 0, sizeof(ti));
-	/*
-	 * Plain TCP only: a Multipath TCP socket's TCP_INFO is one subflow's
-	 * and its send queue all of them.
-	 */
-	if (!ssh_packet_connection_is_on_socket(ssh) ||
-	    getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &proto, &plen) == -1 ||
-	    proto != IPPROTO_TCP ||
-	    getsockopt(sock, IPPROTO_TCP, TCP_INFO, &ti, &len) == -1 ||
-	    len < offsetof(struct tcp_info, tcpi_delivered) +
-	    sizeof(ti.tcpi_delivered) ||
-	    ioctl(sock, SIOCOUTQ, &queued) == -1) {
-		debug_f("not holding bulk channels: not a TCP socket with "
-		    "TCP_INFO");
-		hw->send.never = 1;
-		return;
-	}
-	if (ti.tcpi_min_rtt == 0 || ti.tcpi_min_rtt == ~0U)
-		return;
-	hw->send.rtt = ti.tcpi_min_rtt;
-	hw->send.delivered += (u_int64_t)(ti.tcpi_delivered - hw->send.segs) *
-	    ti.tcpi_snd_mss;
-	hw->send.segs = ti.tcpi_delivered;
-	send_rate(hw, now, ti.tcpi_bytes_acked, hw->send.delivered,
-	    ti.tcpi_notsent_bytes);
-	obuf = sshbuf_len(ssh_packet_get_output(ssh));
-	if (!send_holding(hw, sock, now, ti.tcpi_rtt)) {
-		send_unsent(hw, &ti, obuf);
-		return;
-	}
-	bdp = hw->send.bw * hw->send.rtt / 1000000;
-	send_trim(hw, now, ti.tcpi_rtt, bdp);
-	cap = bdp + MAXIMUM(bdp / HPN_HOLD_EXTRA,
-	    hw->send.bw * HPN_HOLD_SLACK_MSEC / 1000) -
-	    MINIMUM(hw->send.trim, bdp / HPN_HOLD_TRIM);
-	if (cap < HPN_HOLD_MIN)
-		cap = HPN_HOLD_MIN;
-	hw->send.room = (int64_t)cap - queued - (int64_t)obuf;
-	send_pace(hw, sock, hw->send.bw + hw->send.bw / HPN_HOLD_PACE);
-	want = hw->send.bw * HPN_HOLD_LOWAT_MSEC / 1000;
-	if (want < HPN_HOLD_LOWAT_MIN)
-		want = HPN_HOLD_LOWAT_MIN;
-	if (want > HPN_HOLD_LOWAT_MAX)
-		want = HPN_HOLD_LOWAT_MAX;
-	lowat = (int)want;
-	if (now - hw->send.logged >= HPN_HOLD_LOG_MSEC / 1000.0) {
-		debug3_f("rate %llu B/s, min_rtt %u us, srtt %u us, cap %llu, "
-		    "queued %d + %zu", (unsigned long long)hw->send.bw,
-		    hw->send.rtt, ti.tcpi_rtt, (unsigned long long)cap, queued,
-		    obuf);
-		hw->send.logged = now;
-	}
-	if (hw->send.lowat != 0 && lowat <= 2 * hw->send.lowat &&
-	    lowat >= hw->send.lowat / 2)
-		return;
-	if (setsockopt(sock, IPPROTO_TCP, TCP_NOTSENT_LOWAT,
-	    &lowat, sizeof(lowat)) == -1) {
-		debug_f("TCP_NOTSENT_LOWAT: %s", strerror(errno));
-		return;
-	}
-	hw->send.lowat = lowat;
-}
-#endif /* HPN_HAVE_SEND_HOLD */
-
-/*
  * Called by channels.c before it sends len bytes of channel c's data in
- * one packet: whether to hold them back for now (the poll wakes within
- * HPN_HOLD_POLL_MSEC, hpn_window_timeout()).
+ * one packet: whether to hold them back for now (hpn-hold.c).
  */
 int
 hpn_window_hold(struct ssh *ssh, Channel *c, size_t len)
 {
-#ifdef HPN_HAVE_SEND_HOLD
 	struct hpn_window *hw = ssh->hpn_window;
-	double now;
 
-	if (hw == NULL || hw->opt.disabled || hw->send.never ||
-	    sshbuf_len(c->input) < HPN_HOLD_SMALL)
+	if (hw == NULL || hw->opt.disabled)
 		return 0;
-	now = monotime_double();
-	if (now - hw->send.last >= HPN_HOLD_POLL_MSEC / 1000.0)
-		send_sample(ssh, hw, now);
-	if (hw->send.room <= 0) {
-		hw->send.held = hw->send.capped = now;
-		return 1;
-	}
-	hw->send.held = 0;
-	hw->send.room -= len;
-#endif
-	return 0;
+	return hpn_hold_ask(hw->hold, ssh, sshbuf_len(c->input), len);
 }
 
 /* Called by channels.c when channel c is freed. */
