@@ -116,15 +116,58 @@
 extern volatile sig_atomic_t interrupted;
 extern int showprogress;
 
+/*
+ * A file's states, in the order it goes through them (some skip a few),
+ * and what moves it on:
+ *   QUEUED    not started; batch_fill() starts it when there is room.
+ *   STATING   a named download: its stat sent; -> OPENING (its open).
+ *   SIZING    a resumed upload: its target's stat sent; -> CHECKING.
+ *   CHECKING  resumed: the hashes of its target's part asked
+ *             (sftp-resume.c); a download's handle is open, and with a
+ *             tail its data flows; -> OPENING (an upload) or DATA.
+ *   OPENING   its open sent (a verified resumed upload's gate with it,
+ *             send_gate_open()); -> DATA on the handle.
+ *   DATA      reads or writes under way; -> CLOSING once every one is
+ *             answered and none is wanted (finish_upload(),
+ *             finish_download()).
+ *   CLOSING   its close sent; -> DONE once every reply is in, or OPENING
+ *             again for an upload whose size the server cannot set.
+ *   DONE      reported; reaped once first in line (batch_reap()).
+ *
+ * States only move on, but for two: CLOSING -> OPENING (above) and
+ * DATA -> CHECKING (a resumed download compares once its handle is
+ * open).  A failure moves a file to CLOSING if it has a handle, else to
+ * DONE.  xfer_enter() checks each move.
+ *
+ * What each state allows of a file that is not clashed (xfer_assert()
+ * checks it after every reply):
+ *             QUEUED STATING SIZING CHECKING OPENING DATA CLOSING DONE
+ *   handle    -      -       -      dl       -       yes  yes     any
+ *   fd        -      -       yes    any      any     any  any     -
+ *   nreqs     0      0       0      tail     0       any  0       0
+ *   asked_all -      -       -      any      refused any  any     any
+ *   res.cmp   -      -       -      yes      any     any  any     any
+ *   dl.at_end -      -       -      any      -       any  any     any
+ *   up.reopen -      -       -      -        -       -    any     any
+ *   res.gate  -      -       -      -        any     any  refused any
+ *   close_id  -      -       -      -        -       -    yes     any
+ * ("-": not set; "dl": a download's only; "tail": with res.tail only;
+ * "refused": with res.gate -1 only.)  In every state: no reads or writes
+ * while res.gate is set; res.unchecked and res.tail_sent only with
+ * res.tail, res.tail only with a part, the range to copy again inside
+ * the part; the handle exactly while opened; cut_short only with
+ * dst_changed and failed.  A clashed file
+ * (handle_clash()) keeps what it had while its requests end.  A note is
+ * QUEUED or DONE, with nothing else set.
+ */
 enum xfer_state {
-	XFER_QUEUED,		/* not started */
-	XFER_STATING,		/* download of a named file: stat sent */
-	XFER_SIZING,		/* resumed upload: stat of its target sent */
-	XFER_CHECKING,		/* resumed: hashes of the target's part asked */
-	XFER_OPENING,		/* open sent (a resumed upload: its gate
-				   first, send_gate_open()) */
-	XFER_DATA,		/* reads or writes under way */
-	XFER_CLOSING,		/* close sent */
+	XFER_QUEUED = 0,
+	XFER_STATING,
+	XFER_SIZING,
+	XFER_CHECKING,
+	XFER_OPENING,
+	XFER_DATA,
+	XFER_CLOSING,
 	XFER_DONE
 };
 
@@ -138,10 +181,10 @@ struct xarg {
 };
 TAILQ_HEAD(xargs, xarg);
 
-/* Entries of the queue that are not files. */
-#define NOTE_SAY	1	/* print src when its turn comes */
-#define NOTE_END	2	/* the end of an argument */
-#define NOTE_LOG	3	/* log src at level when its turn comes */
+/* Notes: entries of the queue that are not files (struct xnote). */
+#define NOTE_SAY	1	/* print its text when its turn comes */
+#define NOTE_END	2	/* the end of an argument: its failure line */
+#define NOTE_LOG	3	/* log its text when its turn comes */
 
 /* What an upload's FSETSTAT of its size is for (finish_upload()). */
 #define TRUNC_SIZE	1	/* the whole file's size */
@@ -169,69 +212,106 @@ struct xmsg {
 	char *line;
 };
 
-/* A file, or a note (NOTE_*) in the queue between files. */
+/* A note in the queue between files (note_add(), batch_log()). */
+struct xnote {
+	int kind;		/* NOTE_* */
+	LogLevel level;		/* NOTE_LOG's */
+	char *text;		/* NOTE_SAY's line, NOTE_LOG's message */
+};
+
+/*
+ * An entry of the batch's queues: a file, a note between files (note is
+ * set, and nothing else but arg), or a directory to finish (b->dirs: its
+ * src, dst, a and mode).
+ */
 struct xfer {
-	int note;
+	struct xnote *note;
 	struct xarg *arg;	/* the argument it belongs to, if any */
 	char *src, *dst;
 	Attrib a;		/* upload: what to set; download: the remote's */
+	int named;		/* named by the user, not found in a directory */
+	int mode;		/* a directory's final mode, or -1 */
+
+	/* Where it is (the table at enum xfer_state). */
 	enum xfer_state state;
 	int fd;			/* the local file */
 	u_char *handle;
 	size_t handle_len;
+	int opened;		/* the remote open succeeded */
+	u_int open_id;		/* its open's request id */
+	u_int close_id;		/* its close's request id, or 0 */
+
+	/* Its data. */
 	uint64_t size;		/* local size (upload), listed size (download) */
 	uint64_t offset;	/* of the next read or write */
 	uint64_t highwater;	/* contiguous end of what was acknowledged */
 	uint64_t maxack;	/* highest end acknowledged */
-	uint64_t start;		/* resumed: where its part stops matching */
-	uint64_t part;		/* resumed: what its target had */
-	struct sftp_resume *resume;	/* resumed: the comparison */
-	int tail;		/* resumed: its data past the part flows
-				   while the part is compared */
-	int unchecked;		/* its part is not compared yet */
-	int tail_eof;		/* upload: its tail is all sent */
-	uint64_t redo, redo_end;	/* resumed: the part's range that
-					   differs, to copy again */
-	u_int redo_reqs;	/* reads or writes of it in flight */
-	int reordered;
-	off_t progress;		/* bytes done, for the progress meter */
+	int reordered;		/* replies came out of order */
 	u_int nreqs;		/* reads or writes in flight */
 	u_int inflight;		/* requests of any kind in flight */
-	int probing;		/* a read past the listed size is in flight */
-	int seen_zerolen;	/* a read answered with no data */
-	int eof;		/* no more data to request */
-	int at_end;		/* download: a read found the end of the file */
-	int touched;		/* the destination file was changed */
-	int got_data;		/* download: data came (sftp_download()'s
-				   lmodified) */
-	int cut;		/* left unfinished by an interrupt or a lost
-				   connection, with its destination changed */
-	int retry;		/* upload: open again, with truncation */
-	int gate;		/* resumed upload: its appending open, the
-				   server's leave to resume, in flight (1)
-				   or refused (-1); no data meanwhile */
-	int trunc_at_open;	/* upload: its open truncates */
-	int metered;		/* the meter shows it */
-	int opened;		/* the remote open succeeded */
-	int named;		/* named by the user, not found in a directory */
-	int stat_needed;	/* download: no attributes from a listing */
+	int asked_all;		/* no more data to request */
+	u_int status;		/* the first error status of a read/write */
+	int dst_changed;	/* the destination file was changed */
 	int failed;
+	int cut_short;		/* left unfinished by an interrupt or a lost
+				   connection, with its destination changed */
 	int clashed;		/* its handle is another file's too: copied
 				   again (handle_clash()), its requests moot */
-	u_int open_id;		/* its open's request id */
-	u_int close_id;		/* its close's request id, or 0 */
-	u_int status;		/* the first error status of a read/write */
-	int write_errno;	/* download: the local write's error */
-	int mode;		/* a directory's final mode, or -1 */
-	struct xmsg *msgs;	/* lines held until those before are done */
-	u_int nmsgs;
-	LogLevel level;		/* of a NOTE_LOG */
+
+	/* A download's. */
+	struct {
+		int stat_needed;	/* no attributes from a listing */
+		int probing;		/* a read past the listed size is in
+					   flight */
+		int seen_zerolen;	/* a read answered with no data */
+		int at_end;		/* a read found the end of the file */
+		int got_data;		/* data came (sftp_download()'s
+					   lmodified) */
+		int write_errno;	/* the local write's error */
+	} dl;
+
+	/* An upload's. */
+	struct {
+		int trunc_at_open;	/* its open truncates */
+		int reopen;		/* the server cannot set its size: open
+					   it again, truncating, once every
+					   reply is in (restart_upload()) */
+	} up;
+
+	/* A resumed file's (SFTP_BATCH_RESUME). */
+	struct {
+		uint64_t part;		/* what its target had */
+		uint64_t start;		/* where its part stops matching */
+		struct sftp_resume *cmp;	/* the comparison */
+		int tail;		/* its data past the part flows while
+					   the part is compared */
+		int unchecked;		/* its part is not compared yet */
+		int tail_sent;		/* upload: its tail is all sent */
+		uint64_t redo, redo_end;	/* the part's range that
+						   differs, to copy again */
+		u_int redo_reqs;	/* reads or writes of it in flight */
+		int gate;		/* upload: its appending open, the
+					   server's leave to resume, in
+					   flight (1) or refused (-1); no
+					   data meanwhile */
+	} res;
+
+	/* What the user sees of it. */
+	struct {
+		struct xmsg *msgs;	/* lines held until those before are
+					   done */
+		u_int nmsgs;
+		int metered;		/* the meter shows it */
+		off_t progress;		/* bytes done, for the meter */
+	} out;
+
 	TAILQ_ENTRY(xfer) tq;
 };
 TAILQ_HEAD(xfers, xfer);
 
 static struct xfer *xfer_new(struct sftp_batch *, const char *,
     const char *);
+static struct xfer *note_new(struct sftp_batch *, int, const char *);
 
 /* A rule of the engine (the comment at the top) that must hold. */
 #define XFER_RULE(x, cond, rule) do { \
@@ -239,6 +319,86 @@ static struct xfer *xfer_new(struct sftp_batch *, const char *,
 		fatal_f("\"%s\": rule %d broken: %s", (x)->dst, rule, #cond); \
 } while (0)
 static void batch_step(struct sftp_batch *);
+
+static const char *
+xfer_state_name(enum xfer_state state)
+{
+	static const char *names[] = { "QUEUED", "STATING", "SIZING",
+	    "CHECKING", "OPENING", "DATA", "CLOSING", "DONE" };
+
+	return (u_int)state < sizeof(names) / sizeof(*names) ?
+	    names[state] : "?";
+}
+
+/* What the table at enum xfer_state allows, or fatal. */
+#define XFER_LEGAL(x, cond) do { \
+	if (!(cond)) \
+		fatal_f("\"%s\" in state %s: not %s", \
+		    (x)->dst == NULL ? "" : (x)->dst, \
+		    xfer_state_name((x)->state), #cond); \
+} while (0)
+#define IN(x, states)	(((1 << (x)->state) & (states)) != 0)
+#define S_(name)	(1 << XFER_##name)
+
+/* Moves x to state (the moves the comment at enum xfer_state allows). */
+static void
+xfer_enter(struct xfer *x, enum xfer_state state)
+{
+	if (state <= x->state &&
+	    !(x->state == XFER_CLOSING && state == XFER_OPENING) &&
+	    !(x->state == XFER_DATA && state == XFER_CHECKING))
+		fatal_f("\"%s\": %s -> %s", x->dst == NULL ? "" : x->dst,
+		    xfer_state_name(x->state), xfer_state_name(state));
+	debug3_f("\"%s\": %s -> %s", x->dst == NULL ? "" : x->dst,
+	    xfer_state_name(x->state), xfer_state_name(state));
+	x->state = state;
+}
+
+/* The table at enum xfer_state, for file x of a download or upload. */
+static void
+xfer_assert(const struct xfer *x, int download)
+{
+	if (x->note != NULL) {
+		XFER_LEGAL(x, IN(x, S_(QUEUED)|S_(DONE)) &&
+		    x->handle == NULL && x->fd == -1 && x->inflight == 0);
+		return;
+	}
+	XFER_LEGAL(x, x->nreqs <= x->inflight);
+	XFER_LEGAL(x, x->highwater <= x->maxack);
+	XFER_LEGAL(x, (x->handle != NULL) == (x->opened != 0));
+	XFER_LEGAL(x, !x->cut_short || (x->dst_changed && x->failed));
+	XFER_LEGAL(x, !x->res.unchecked || x->res.tail);
+	XFER_LEGAL(x, !x->res.tail_sent || x->res.tail);
+	XFER_LEGAL(x, !x->res.tail || x->res.part != 0);
+	XFER_LEGAL(x, x->res.redo <= x->res.redo_end);
+	XFER_LEGAL(x, x->res.redo_end == 0 || x->res.redo_end == x->res.part);
+	XFER_LEGAL(x, x->res.redo_reqs <= x->nreqs);
+	XFER_LEGAL(x, x->res.gate == 0 || x->nreqs == 0);
+	if (x->clashed)
+		return;
+	XFER_LEGAL(x, x->handle == NULL ||
+	    IN(x, S_(DATA)|S_(CLOSING)|S_(DONE)) ||
+	    (x->state == XFER_CHECKING && download));
+	XFER_LEGAL(x, x->handle != NULL || !IN(x, S_(DATA)|S_(CLOSING)));
+	XFER_LEGAL(x, x->fd == -1 || !IN(x, S_(QUEUED)|S_(STATING)|S_(DONE)));
+	XFER_LEGAL(x, x->fd != -1 || x->state != XFER_SIZING);
+	XFER_LEGAL(x, x->nreqs == 0 || x->state == XFER_DATA ||
+	    (x->state == XFER_CHECKING && x->res.tail));
+	XFER_LEGAL(x, !x->asked_all ||
+	    !IN(x, S_(QUEUED)|S_(STATING)|S_(SIZING)|S_(OPENING)) ||
+	    (x->state == XFER_OPENING && x->res.gate == -1));
+	XFER_LEGAL(x, x->res.cmp == NULL ||
+	    !IN(x, S_(QUEUED)|S_(STATING)|S_(SIZING)));
+	XFER_LEGAL(x, x->res.cmp != NULL || x->state != XFER_CHECKING);
+	XFER_LEGAL(x, !x->dl.at_end ||
+	    !IN(x, S_(QUEUED)|S_(STATING)|S_(SIZING)|S_(OPENING)));
+	XFER_LEGAL(x, !x->up.reopen || IN(x, S_(CLOSING)|S_(DONE)));
+	XFER_LEGAL(x, x->res.gate == 0 ||
+	    IN(x, S_(OPENING)|S_(DATA)|S_(DONE)) ||
+	    (x->state == XFER_CLOSING && x->res.gate == -1));
+	XFER_LEGAL(x, (x->close_id != 0) == (x->state == XFER_CLOSING) ||
+	    x->state == XFER_DONE);
+}
 
 struct sftp_batch {
 	struct sftp_conn *conn;
@@ -300,11 +460,8 @@ batch_log(LogLevel level, int forced, const char *msg, void *ctx)
 		sshlogdirect(level, forced, "%s", msg);
 		return;
 	}
-	x = xcalloc(1, sizeof(*x));
-	x->note = NOTE_LOG;
-	x->level = level;
-	x->src = xstrdup(msg);
-	x->fd = -1;
+	x = note_new(b, NOTE_LOG, msg);
+	x->note->level = level;
 	TAILQ_INSERT_TAIL(&b->queued, x, tq);
 }
 
@@ -391,12 +548,15 @@ xfer_free(struct xfer *x)
 		return;
 	if (x->fd != -1)
 		close(x->fd);
-	for (i = 0; i < x->nmsgs; i++)
-		free(x->msgs[i].line);
-	free(x->msgs);
+	for (i = 0; i < x->out.nmsgs; i++)
+		free(x->out.msgs[i].line);
+	free(x->out.msgs);
 #ifdef SFTP_CLIENT_CHECK_FILE
-	sftp_resume_free(x->resume);
+	sftp_resume_free(x->res.cmp);
 #endif
+	if (x->note != NULL)
+		free(x->note->text);
+	free(x->note);
 	free(x->src);
 	free(x->dst);
 	free(x->handle);
@@ -416,10 +576,10 @@ xfer_msg(struct sftp_batch *b, struct xfer *x, LogLevel level, char *line)
 		free(line);
 		return;
 	}
-	x->msgs = xrecallocarray(x->msgs, x->nmsgs, x->nmsgs + 1,
-	    sizeof(*x->msgs));
-	x->msgs[x->nmsgs].level = level;
-	x->msgs[x->nmsgs++].line = line;
+	x->out.msgs = xrecallocarray(x->out.msgs, x->out.nmsgs, x->out.nmsgs + 1,
+	    sizeof(*x->out.msgs));
+	x->out.msgs[x->out.nmsgs].level = level;
+	x->out.msgs[x->out.nmsgs++].line = line;
 }
 
 /* An error of a file, as xfer_msg(). */
@@ -441,13 +601,13 @@ xfer_flush(struct sftp_batch *b, struct xfer *x)
 {
 	u_int i;
 
-	for (i = 0; i < x->nmsgs; i++) {
-		batch_logdirect(b, x->msgs[i].level, "%s", x->msgs[i].line);
-		free(x->msgs[i].line);
+	for (i = 0; i < x->out.nmsgs; i++) {
+		batch_logdirect(b, x->out.msgs[i].level, "%s", x->out.msgs[i].line);
+		free(x->out.msgs[i].line);
 	}
-	free(x->msgs);
-	x->msgs = NULL;
-	x->nmsgs = 0;
+	free(x->out.msgs);
+	x->out.msgs = NULL;
+	x->out.nmsgs = 0;
 }
 
 void
@@ -535,7 +695,7 @@ req_done(struct sftp_batch *b, struct xreq *q)
 	TAILQ_REMOVE(&b->reqs, q, tq);
 	q->xfer->inflight--;
 	if (q->redo)
-		q->xfer->redo_reqs--;
+		q->xfer->res.redo_reqs--;
 	if (q->type == SSH2_FXP_READ || q->type == SSH2_FXP_WRITE) {
 		q->xfer->nreqs--;
 		b->data_bytes -= q->cost;
@@ -602,11 +762,11 @@ static void
 send_close(struct sftp_batch *b, struct xfer *x)
 {
 	x->close_id = send_handle_request(b, x, SSH2_FXP_CLOSE, NULL)->id;
-	x->state = XFER_CLOSING;
+	xfer_enter(x, XFER_CLOSING);
 }
 
 static void
-xfer_fail(struct sftp_batch *b, struct xfer *x)
+xfer_mark_failed(struct sftp_batch *b, struct xfer *x)
 {
 	x->failed = 1;
 	b->failed = 1;
@@ -630,7 +790,7 @@ xfer_failed_line(struct sftp_batch *b, struct xfer *x)
 }
 
 static void
-xfer_failed(struct sftp_batch *b, struct xfer *x)
+xfer_say_failed(struct sftp_batch *b, struct xfer *x)
 {
 	xfer_msg(b, x, SYSLOG_LEVEL_ERROR, xfer_failed_line(b, x));
 }
@@ -642,15 +802,15 @@ xfer_failed(struct sftp_batch *b, struct xfer *x)
 static void
 xfer_done(struct sftp_batch *b, struct xfer *x)
 {
-	x->state = XFER_DONE;
+	xfer_enter(x, XFER_DONE);
 	if (x->fd != -1 && close(x->fd) == -1) {
 		xfer_error(b, x, "close local \"%s\": %s",
 		    batch_download(b) ? x->dst : x->src, strerror(errno));
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 	}
 	x->fd = -1;
-	if (!x->clashed && (x->cut || (x->failed && !x->named)))
-		xfer_failed(b, x);
+	if (!x->clashed && (x->cut_short || (x->failed && !x->named)))
+		xfer_say_failed(b, x);
 }
 
 /*
@@ -660,10 +820,10 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 static void
 xfer_cut(struct sftp_batch *b, struct xfer *x)
 {
-	if (!x->touched || x->cut)
+	if (!x->dst_changed || x->cut_short)
 		return;
-	x->cut = 1;
-	xfer_fail(b, x);
+	x->cut_short = 1;
+	xfer_mark_failed(b, x);
 }
 
 /* Send the open of the remote file (tag "dest" or "remote", as send_open). */
@@ -686,7 +846,9 @@ send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
 	    tag, q->id, path, openmode);
 	x->open_id = q->id;
 	x->close_id = 0;
-	x->state = XFER_OPENING;
+	/* A resumed upload's gate and own open go together. */
+	if (x->state != XFER_OPENING)
+		xfer_enter(x, XFER_OPENING);
 	return q;
 }
 
@@ -702,9 +864,9 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 	u_int openmode = SSH2_FXF_WRITE|SSH2_FXF_CREAT;
 
 	if ((b->flags & SFTP_BATCH_INPLACE) == 0 && b->trunc_open &&
-	    x->part == 0) {
+	    x->res.part == 0) {
 		openmode |= SSH2_FXF_TRUNC;
-		x->touched = x->trunc_at_open = 1;
+		x->dst_changed = x->up.trunc_at_open = 1;
 	}
 #ifdef SFTP_CLIENT_CHECK_FILE
 	/*
@@ -713,7 +875,7 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 	 * appends by policy (ProFTPD's AllowStoreRestart) treat it as they
 	 * treat stock's.  A verified resume may write inside the part.
 	 */
-	if (x->part != 0 && !sftp_can_check_file(b->conn, 1))
+	if (x->res.part != 0 && !sftp_can_check_file(b->conn, 1))
 		openmode |= SSH2_FXF_APPEND;
 #endif
 	send_open_request(b, x, "dest", x->dst, openmode, &x->a);
@@ -731,7 +893,7 @@ send_gate_open(struct sftp_batch *b, struct xfer *x)
 {
 	u_int open_id;
 
-	x->gate = 1;
+	x->res.gate = 1;
 	send_open_request(b, x, "dest", x->dst,
 	    SSH2_FXF_WRITE|SSH2_FXF_APPEND, &x->a)->gate = 1;
 	open_id = x->open_id;
@@ -751,8 +913,8 @@ got_gate(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 		fatal_fr(r, "parse handle");
 	send_on_handle(b, x, SSH2_FXP_CLOSE, h, hlen, NULL)->gate = 1;
 	free(h);
-	if (x->gate == 1)
-		x->gate = 0;
+	if (x->res.gate == 1)
+		x->res.gate = 0;
 }
 
 /*
@@ -775,7 +937,7 @@ send_stat(struct sftp_batch *b, struct xfer *x, const char *path,
 		fatal_fr(r, "compose");
 	sftp_send_msg(b->conn, b->msg);
 	debug2("Sending SSH2_FXP_STAT \"%s\"", path);
-	x->state = state;
+	xfer_enter(x, state);
 }
 
 /* Upload: open the local file and send the remote open. */
@@ -814,7 +976,7 @@ start_upload(struct sftp_batch *b, struct xfer *x)
 	send_upload_open(b, x);
 	return;
  fail:
-	xfer_fail(b, x);
+	xfer_mark_failed(b, x);
 	xfer_done(b, x);
 }
 
@@ -824,14 +986,14 @@ start_download(struct sftp_batch *b, struct xfer *x)
 {
 	Attrib junk;
 
-	if (x->stat_needed) {
+	if (x->dl.stat_needed) {
 		send_stat(b, x, x->src, XFER_STATING);
 		return;
 	}
 	if ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
 	    !S_ISREG(x->a.perm)) {
 		xfer_error(b, x, "download %s: not a regular file", x->src);
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 		xfer_done(b, x);
 		return;
 	}
@@ -845,8 +1007,8 @@ start_download(struct sftp_batch *b, struct xfer *x)
 static int
 redo_wanted(const struct xfer *x)
 {
-	return x->redo < x->redo_end && !interrupted &&
-	    x->status == SSH2_FX_OK && x->write_errno == 0;
+	return x->res.redo < x->res.redo_end && !interrupted &&
+	    x->status == SSH2_FX_OK && x->dl.write_errno == 0;
 }
 
 /*
@@ -859,12 +1021,12 @@ redo_wanted(const struct xfer *x)
 static uint64_t
 kept_end(const struct xfer *x)
 {
-	if (x->unchecked)
-		return MINIMUM(x->highwater, x->part);
-	if (x->redo < x->redo_end || x->redo_reqs != 0 ||
-	    (x->redo_end != 0 && (x->status != SSH2_FX_OK ||
-	    x->write_errno != 0)))
-		return MINIMUM(x->highwater, x->start);
+	if (x->res.unchecked)
+		return MINIMUM(x->highwater, x->res.part);
+	if (x->res.redo < x->res.redo_end || x->res.redo_reqs != 0 ||
+	    (x->res.redo_end != 0 && (x->status != SSH2_FX_OK ||
+	    x->dl.write_errno != 0)))
+		return MINIMUM(x->highwater, x->res.start);
 	return x->highwater;
 }
 
@@ -879,17 +1041,17 @@ kept_end(const struct xfer *x)
 static void
 finish_upload(struct sftp_batch *b, struct xfer *x)
 {
-	int whole = x->status == SSH2_FX_OK && !x->cut;
+	int whole = x->status == SSH2_FX_OK && !x->cut_short;
 	Attrib t;
 
-	XFER_RULE(x, x->nreqs == 0 && x->gate != 1, 2);
-	if (x->retry || (!x->touched && (interrupted ||
+	XFER_RULE(x, x->nreqs == 0 && x->res.gate != 1, 2);
+	if (x->up.reopen || (!x->dst_changed && (interrupted ||
 	    x->status != SSH2_FX_OK))) {
 		/* Leave the file as it is. */
 		send_close(b, x);
 		return;
 	}
-	if (!whole || !x->trunc_at_open) {
+	if (!whole || !x->up.trunc_at_open) {
 		attrib_clear(&t);
 		t.flags = SSH2_FILEXFER_ATTR_SIZE;
 		t.size = whole ? x->offset : kept_end(x);
@@ -915,18 +1077,18 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	int r, redo = 0;
 
 	if (redo_wanted(x)) {
-		off = x->redo;
-		len = MINIMUM(b->params.upload_buflen, x->redo_end - off);
+		off = x->res.redo;
+		len = MINIMUM(b->params.upload_buflen, x->res.redo_end - off);
 		if ((len = pread(x->fd, b->data, len, off)) <= 0) {
 			xfer_error(b, x, "read local \"%s\": %s", x->src,
 			    len == 0 ? "file shrank" : strerror(errno));
 			x->status = SSH2_FX_FAILURE;
-			xfer_fail(b, x);
+			xfer_mark_failed(b, x);
 			return;
 		}
-		x->redo += len;
+		x->res.redo += len;
 		redo = 1;
-	} else if (interrupted || x->status != SSH2_FX_OK || x->tail_eof)
+	} else if (interrupted || x->status != SSH2_FX_OK || x->res.tail_sent)
 		len = 0;
 	else do
 		len = read(x->fd, b->data, b->params.upload_buflen);
@@ -936,21 +1098,21 @@ send_write(struct sftp_batch *b, struct xfer *x)
 		fatal("read local \"%s\": %s", x->src, strerror(errno));
 	if (len == 0) {
 		/* A resumed file's tail is sent: its part is compared yet. */
-		if (x->unchecked && !interrupted && x->status == SSH2_FX_OK) {
-			x->tail_eof = 1;
+		if (x->res.unchecked && !interrupted && x->status == SSH2_FX_OK) {
+			x->res.tail_sent = 1;
 			return;
 		}
-		if (interrupted && (x->offset < x->size || x->unchecked ||
-		    x->redo < x->redo_end))
+		if (interrupted && (x->offset < x->size || x->res.unchecked ||
+		    x->res.redo < x->res.redo_end))
 			xfer_cut(b, x);
-		x->eof = 1;	/* finish_upload() once all are answered */
+		x->asked_all = 1;	/* finish_upload() once all are answered */
 		return;
 	}
 	/* The part's redone range and the tail past it do not overlap. */
-	XFER_RULE(x, redo ? off + len <= x->part : off >= x->part, 1);
+	XFER_RULE(x, redo ? off + len <= x->res.part : off >= x->res.part, 1);
 	q = req_new(b, x, SSH2_FXP_WRITE, off, len);
 	if ((q->redo = redo))
-		x->redo_reqs++;
+		x->res.redo_reqs++;
 	sshbuf_reset(b->msg);
 	if ((r = sshbuf_put_u8(b->msg, SSH2_FXP_WRITE)) != 0 ||
 	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
@@ -963,7 +1125,7 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	    q->id, (unsigned long long)off, len);
 	if (!redo)
 		x->offset += len;
-	x->touched = 1;
+	x->dst_changed = 1;
 }
 
 /*
@@ -976,16 +1138,16 @@ restart_upload(struct sftp_batch *b, struct xfer *x)
 	free(x->handle);
 	x->handle = NULL;
 	x->handle_len = 0;
-	x->retry = x->eof = x->opened = x->reordered = 0;
+	x->up.reopen = x->asked_all = x->opened = x->reordered = 0;
 	x->status = SSH2_FX_OK;
-	x->offset = x->highwater = x->maxack = x->start = x->part = 0;
-	x->tail = x->unchecked = x->tail_eof = 0;
-	x->redo = x->redo_end = 0;
-	x->progress = 0;
+	x->offset = x->highwater = x->maxack = x->res.start = x->res.part = 0;
+	x->res.tail = x->res.unchecked = x->res.tail_sent = 0;
+	x->res.redo = x->res.redo_end = 0;
+	x->out.progress = 0;
 	if (lseek(x->fd, 0, SEEK_SET) == -1) {
 		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
 		    strerror(errno));
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 		xfer_done(b, x);
 		return;
 	}
@@ -1025,14 +1187,14 @@ local_open(struct sftp_batch *b, struct xfer *x)
 	    ((x->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) ?
 	    x->a.perm & 0777 : 0666) | S_IWUSR);
 	if (x->fd == -1) {
-		x->write_errno = errno;
+		x->dl.write_errno = errno;
 		xfer_error(b, x, "open local \"%s\": %s", x->dst,
 		    strerror(errno));
-		xfer_fail(b, x);
-		x->eof = 1;
+		xfer_mark_failed(b, x);
+		x->asked_all = 1;
 		return -1;
 	}
-	x->touched = 1;
+	x->dst_changed = 1;
 	return 0;
 }
 
@@ -1047,10 +1209,10 @@ send_next_read(struct sftp_batch *b, struct xfer *x)
 	u_int buflen = b->params.download_buflen;
 
 	if (redo_wanted(x)) {
-		buflen = MINIMUM(buflen, x->redo_end - x->redo);
-		send_read(b, x, x->redo, buflen)->redo = 1;
-		x->redo_reqs++;
-		x->redo += buflen;
+		buflen = MINIMUM(buflen, x->res.redo_end - x->res.redo);
+		send_read(b, x, x->res.redo, buflen)->redo = 1;
+		x->res.redo_reqs++;
+		x->res.redo += buflen;
 		return;
 	}
 	if (x->offset < x->size) {
@@ -1061,24 +1223,24 @@ send_next_read(struct sftp_batch *b, struct xfer *x)
 	}
 	send_read(b, x, x->offset, buflen);
 	x->offset += buflen;
-	x->probing = 1;
+	x->dl.probing = 1;
 }
 
 /* Whether the file can take another read or write now. */
 static int
 wants_data(struct sftp_batch *b, struct xfer *x)
 {
-	if (x->clashed || x->gate != 0)
+	if (x->clashed || x->res.gate != 0)
 		return 0;
 	if (x->state == XFER_DATA && redo_wanted(x))
 		return 1;
 	if ((x->state != XFER_DATA &&
-	    (x->state != XFER_CHECKING || !x->tail)) || x->eof)
+	    (x->state != XFER_CHECKING || !x->res.tail)) || x->asked_all)
 		return 0;
 	if (batch_download(b))
-		return !x->probing;
+		return !x->dl.probing;
 	/* An upload whose tail is sent waits for its part's comparison. */
-	return !x->tail_eof || !x->unchecked || interrupted ||
+	return !x->res.tail_sent || !x->res.unchecked || interrupted ||
 	    x->status != SSH2_FX_OK;
 }
 
@@ -1086,8 +1248,8 @@ wants_data(struct sftp_batch *b, struct xfer *x)
 static void
 finish_download(struct sftp_batch *b, struct xfer *x)
 {
-	int complete = x->at_end && !x->failed && !x->unchecked &&
-	    x->redo >= x->redo_end;
+	int complete = x->dl.at_end && !x->failed && !x->res.unchecked &&
+	    x->res.redo >= x->res.redo_end;
 
 	XFER_RULE(x, x->nreqs == 0, 2);
 	if (complete) {
@@ -1130,7 +1292,7 @@ dst_busy(struct sftp_batch *b, const struct xfer *x)
 	struct xfer *y;
 
 	TAILQ_FOREACH(y, &b->active, tq) {
-		if (y->note == 0 && y->state != XFER_DONE &&
+		if (y->note == NULL && y->state != XFER_DONE &&
 		    strcmp(y->dst, x->dst) == 0)
 			return 1;
 	}
@@ -1144,13 +1306,13 @@ batch_fill(struct sftp_batch *b)
 	struct xfer *x;
 
 	while (!interrupted && (x = TAILQ_FIRST(&b->queued)) != NULL) {
-		if (x->note == 0 &&
+		if (x->note == NULL &&
 		    (b->nactive >= b->max_files || dst_busy(b, x)))
 			break;
 		TAILQ_REMOVE(&b->queued, x, tq);
 		TAILQ_INSERT_TAIL(&b->active, x, tq);
-		if (x->note != 0) {
-			x->state = XFER_DONE;
+		if (x->note != NULL) {
+			xfer_enter(x, XFER_DONE);
 			continue;
 		}
 		b->nqueued--;
@@ -1170,7 +1332,7 @@ batch_fill(struct sftp_batch *b)
 				 * all asked for may still look for its end.
 				 */
 				if (interrupted && x->offset != x->size) {
-					x->eof = 1;
+					x->asked_all = 1;
 					break;
 				}
 				send_next_read(b, x);
@@ -1198,11 +1360,13 @@ batch_fill(struct sftp_batch *b)
 		if (x->clashed || x->state != XFER_DATA || x->nreqs != 0 ||
 		    redo_wanted(x))
 			continue;
-		if (batch_download(b) && (x->eof || interrupted))
+		if (batch_download(b) && (x->asked_all || interrupted))
 			finish_download(b, x);
-		else if (!batch_download(b) && x->eof)
+		else if (!batch_download(b) && x->asked_all)
 			finish_upload(b, x);
 	}
+	TAILQ_FOREACH(x, &b->active, tq)
+		xfer_assert(x, batch_download(b));
 }
 
 /* The meter names a file by its last component, as sftp-client.c does. */
@@ -1220,11 +1384,13 @@ meter_path(const char *path)
 static void
 note_print(struct sftp_batch *b, struct xfer *x)
 {
-	if (x->note == NOTE_SAY)
-		mprintf("%s\n", x->src);
-	else if (x->note == NOTE_LOG)
-		batch_logdirect(b, x->level, "%s", x->src);
-	else if (x->note == NOTE_END && x->arg->failed)
+	struct xnote *n = x->note;
+
+	if (n->kind == NOTE_SAY)
+		mprintf("%s\n", n->text);
+	else if (n->kind == NOTE_LOG)
+		batch_logdirect(b, n->level, "%s", n->text);
+	else if (n->kind == NOTE_END && x->arg->failed)
 		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", x->arg->failmsg);
 }
 
@@ -1235,23 +1401,23 @@ batch_reap(struct sftp_batch *b)
 	struct xfer *x;
 
 	while ((x = TAILQ_FIRST(&b->active)) != NULL) {
-		if (x->note != 0) {
+		if (x->note != NULL) {
 			note_print(b, x);
 			TAILQ_REMOVE(&b->active, x, tq);
 			xfer_free(x);
 			continue;
 		}
 		xfer_flush(b, x);
-		if (showprogress && !x->metered && x->opened &&
+		if (showprogress && !x->out.metered && x->opened &&
 		    (!batch_download(b) || x->size != 0)) {
 			start_progress_meter(meter_path(x->src), x->size,
-			    &x->progress);
-			x->metered = 1;
+			    &x->out.progress);
+			x->out.metered = 1;
 		}
 		/* A resumed upload's hashes may outlive its failed open. */
 		if (x->state != XFER_DONE || x->inflight != 0)
 			return;
-		if (x->metered)
+		if (x->out.metered)
 			stop_progress_meter();
 		TAILQ_REMOVE(&b->active, x, tq);
 		b->nactive--;
@@ -1291,41 +1457,41 @@ resume_fill(struct sftp_batch *b, struct xfer *x)
 	uint64_t off, len;
 	u_int id;
 
-	while (sftp_resume_want(x->resume, &off, &len)) {
+	while (sftp_resume_want(x->res.cmp, &off, &len)) {
 		/* An upload's handle is open only for writing: by name. */
 		id = sftp_check_file_send(b->conn, batch_download(b) ?
 		    x->handle : NULL, x->handle_len, x->dst,
 		    SFTP_RESUME_ALGS, off, len, 0);
 		req_add(b, x, SSH2_FXP_EXTENDED, id, off, len);
-		sftp_resume_sent(x->resume, id);
+		sftp_resume_sent(x->res.cmp, id);
 	}
-	if (!sftp_resume_waiting(x->resume))
+	if (!sftp_resume_waiting(x->res.cmp))
 		resume_done(b, x);
 }
 
 /*
- * Compare the part, x->part bytes.  Where the server can hash, its data
+ * Compare the part, x->res.part bytes.  Where the server can hash, its data
  * past the part flows meanwhile (the tail: wants_data()), and a range
  * that differs is copied again afterwards (redo_wanted()).
  */
 static void
 resume_start(struct sftp_batch *b, struct xfer *x, const char *target)
 {
-	x->state = XFER_CHECKING;
-	x->resume = sftp_resume_new(b->conn, target, x->fd, x->part,
+	x->res.cmp = sftp_resume_new(b->conn, target, x->fd, x->res.part,
 	    !batch_download(b));
-	if (x->part != 0 && sftp_can_check_file(b->conn, !batch_download(b))) {
-		x->tail = x->unchecked = 1;
-		x->offset = x->highwater = x->maxack = x->part;
-		x->progress = x->part;
+	xfer_enter(x, XFER_CHECKING);
+	if (x->res.part != 0 && sftp_can_check_file(b->conn, !batch_download(b))) {
+		x->res.tail = x->res.unchecked = 1;
+		x->offset = x->highwater = x->maxack = x->res.part;
+		x->out.progress = x->res.part;
 		if (!batch_download(b)) {
-			if (lseek(x->fd, x->part, SEEK_SET) == -1) {
+			if (lseek(x->fd, x->res.part, SEEK_SET) == -1) {
 				xfer_error(b, x, "lseek local \"%s\": %s",
 				    x->src, strerror(errno));
-				x->tail = x->unchecked = 0;
-				sftp_resume_free(x->resume);
-				x->resume = NULL;
-				xfer_fail(b, x);
+				x->res.tail = x->res.unchecked = 0;
+				sftp_resume_free(x->res.cmp);
+				x->res.cmp = NULL;
+				xfer_mark_failed(b, x);
 				xfer_done(b, x);
 				return;
 			}
@@ -1343,34 +1509,34 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 	char *msg;
 	int r;
 
-	r = sftp_resume_end(x->resume, &good, &msg);
-	sftp_resume_free(x->resume);
-	x->resume = NULL;
+	r = sftp_resume_end(x->res.cmp, &good, &msg);
+	sftp_resume_free(x->res.cmp);
+	x->res.cmp = NULL;
 	if (msg != NULL)
 		xfer_msg(b, x, r != 0 ? SYSLOG_LEVEL_ERROR : SYSLOG_LEVEL_INFO,
 		    msg);
-	if (x->tail) {
+	if (x->res.tail) {
 		if (batch_download(b))
-			x->state = XFER_DATA;
+			xfer_enter(x, XFER_DATA);
 		if (r != 0) {
 			/*
 			 * Its part stays unchecked (kept_end() goes back to
 			 * it); its requests in flight end first (batch_fill()).
 			 */
 			if (!interrupted) {
-				xfer_fail(b, x);
+				xfer_mark_failed(b, x);
 				x->status = SSH2_FX_FAILURE;
 			}
-			x->eof = batch_download(b);
+			x->asked_all = batch_download(b);
 			return;
 		}
 		/* The range that differs is copied again, over what is there. */
-		x->unchecked = 0;
-		x->start = good;
-		if (good < x->part) {
-			x->redo = good;
-			x->redo_end = x->part;
-			x->progress -= x->part - good;
+		x->res.unchecked = 0;
+		x->res.start = good;
+		if (good < x->res.part) {
+			x->res.redo = good;
+			x->res.redo_end = x->res.part;
+			x->out.progress -= x->res.part - good;
 		}
 		return;
 	}
@@ -1381,20 +1547,20 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 	if (r != 0)
 		goto stop;
 	if (batch_download(b))
-		x->state = XFER_DATA;
+		xfer_enter(x, XFER_DATA);
 	else if (lseek(x->fd, good, SEEK_SET) == -1) {
 		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
 		    strerror(errno));
 		goto stop;
 	}
 	x->offset = x->highwater = x->maxack = good;
-	x->progress = good;
+	x->out.progress = good;
 	if (!batch_download(b))
 		send_upload_open(b, x);
 	return;
  stop:
 	if (!interrupted)
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 	if (batch_download(b))
 		send_close(b, x);
 	else
@@ -1411,9 +1577,9 @@ got_check(struct sftp_batch *b, struct xreq *q, u_int status,
 	/* A resumed upload whose open failed: its local file is closed. */
 	if (x->state == XFER_DONE)
 		return;
-	if (x->resume == NULL)
+	if (x->res.cmp == NULL)
 		fatal_f("check-file reply for \"%s\", not asked", x->dst);
-	sftp_resume_reply(x->resume, q->id, status, msg);
+	sftp_resume_reply(x->res.cmp, q->id, status, msg);
 	resume_fill(b, x);
 }
 
@@ -1445,11 +1611,11 @@ resume_download(struct sftp_batch *b, struct xfer *x)
 		goto fail;
 	}
 	/* A lost connection leaves the part as it is until it is compared. */
-	x->part = x->highwater = x->maxack = st.st_size;
+	x->res.part = x->highwater = x->maxack = st.st_size;
 	resume_start(b, x, x->dst);
 	return;
  fail:
-	xfer_fail(b, x);
+	xfer_mark_failed(b, x);
 	send_close(b, x);
 }
 
@@ -1497,11 +1663,11 @@ resume_upload(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg,
 		goto fail;
 	}
 	/* Without check-file-name, resume_done() warns. */
-	x->part = c.size;
+	x->res.part = c.size;
 	resume_start(b, x, x->dst);
 	return;
  fail:
-	xfer_fail(b, x);
+	xfer_mark_failed(b, x);
 	xfer_done(b, x);
 }
 #else
@@ -1538,7 +1704,7 @@ handle_owner(struct sftp_batch *b, const struct xfer *x, const u_char *h,
 	struct xfer *y;
 
 	TAILQ_FOREACH(y, &b->active, tq) {
-		if (y == x || y->note != 0 || y->handle == NULL ||
+		if (y == x || y->note != NULL || y->handle == NULL ||
 		    y->state == XFER_DONE || y->handle_len != len ||
 		    memcmp(y->handle, h, len) != 0)
 			continue;
@@ -1567,9 +1733,9 @@ xfer_redo(struct sftp_batch *b, struct xfer *x)
 	n->arg = x->arg;
 	n->a = x->a;
 	n->named = x->named;
-	n->stat_needed = x->stat_needed;
+	n->dl.stat_needed = x->dl.stat_needed;
 	/* An upload's target may have had the other file's writes. */
-	n->touched = x->touched || !batch_download(b);
+	n->dst_changed = x->dst_changed || !batch_download(b);
 	TAILQ_INSERT_HEAD(&b->queued, n, tq);
 	b->nqueued++;
 }
@@ -1635,7 +1801,7 @@ got_handle(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 	if ((r = sshbuf_get_string(msg, &x->handle, &x->handle_len)) != 0)
 		fatal_fr(r, "parse handle");
 	x->opened = 1;
-	x->state = XFER_DATA;
+	xfer_enter(x, XFER_DATA);
 	if ((y = handle_owner(b, x, x->handle, x->handle_len,
 	    x->open_id)) != NULL) {
 		handle_clash(b, x, y);
@@ -1659,11 +1825,11 @@ got_attrs(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 	}
 	if ((r = decode_attrib(msg, &x->a)) != 0) {
 		xfer_error(b, x, "decode_attrib: %s", ssh_err(r));
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 		xfer_done(b, x);
 		return;
 	}
-	x->stat_needed = 0;
+	x->dl.stat_needed = 0;
 	start_download(b, x);
 }
 
@@ -1680,7 +1846,7 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			break;
 		}
 		xfer_error(b, x, "stat remote: %s", fx2txt(status));
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 		xfer_done(b, x);
 		break;
 	case SSH2_FXP_OPEN:
@@ -1688,34 +1854,34 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			/* Refused: the file's own open is closed unused. */
 			xfer_error(b, x, "dest open \"%s\": %s", x->dst,
 			    fx2txt(status));
-			xfer_fail(b, x);
-			x->gate = -1;
+			xfer_mark_failed(b, x);
+			x->res.gate = -1;
 			x->status = status;
-			x->eof = 1;
+			x->asked_all = 1;
 			break;
 		}
-		if (x->gate == -1) {
+		if (x->res.gate == -1) {
 			xfer_done(b, x);
 			break;
 		}
 		xfer_error(b, x, "%s open \"%s\": %s", batch_download(b) ?
 		    "remote" : "dest", batch_download(b) ? x->src : x->dst,
 		    fx2txt(status));
-		xfer_fail(b, x);
+		xfer_mark_failed(b, x);
 		xfer_done(b, x);
 		break;
 	case SSH2_FXP_WRITE:
-		if (x->retry)
+		if (x->up.reopen)
 			break;
 		if (status != SSH2_FX_OK) {
 			if (x->status == SSH2_FX_OK)
 				xfer_error(b, x, "write remote \"%s\": %s",
 				    x->dst, fx2txt(status));
 			x->status = status;
-			xfer_fail(b, x);
+			xfer_mark_failed(b, x);
 			break;
 		}
-		x->progress += q->len;
+		x->out.progress += q->len;
 		sftp_pipe_reply(b->pipe, q->len);
 		track_ack(x, q->offset, q->len);
 		break;
@@ -1728,10 +1894,10 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 				xfer_error(b, x, "read remote \"%s\" : %s",
 				    x->src, fx2txt(status));
 			x->status = status;
-			xfer_fail(b, x);
+			xfer_mark_failed(b, x);
 		} else
-			x->at_end = 1;
-		x->eof = 1;
+			x->dl.at_end = 1;
+		x->asked_all = 1;
 		break;
 	case SSH2_FXP_SETSTAT:
 		if (status != SSH2_FX_OK)
@@ -1748,10 +1914,10 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			    "truncating at open from now on", x->dst,
 			    fx2txt(status));
 			b->trunc_open = 1;
-			x->retry = 1;
-		} else if (status != SSH2_FX_OK && !x->retry) {
+			x->up.reopen = 1;
+		} else if (status != SSH2_FX_OK && !x->up.reopen) {
 			xfer_error(b, x, "remote fsetstat: %s", fx2txt(status));
-			xfer_fail(b, x);
+			xfer_mark_failed(b, x);
 		}
 		break;
 	case SSH2_FXP_CLOSE:
@@ -1759,7 +1925,7 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			break;	/* the file's own open follows */
 		if (status != SSH2_FX_OK) {
 			xfer_error(b, x, "close remote: %s", fx2txt(status));
-			xfer_fail(b, x);
+			xfer_mark_failed(b, x);
 		}
 		break;
 	case SSH2_FXP_EXTENDED:
@@ -1792,30 +1958,30 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 		fatal("Received more data than asked for %zu > %zu",
 		    len, q->len);
 	if (len == 0) {
-		if (x->seen_zerolen)
+		if (x->dl.seen_zerolen)
 			fatal_f("server sent zero data length");
-		x->seen_zerolen = 1;
+		x->dl.seen_zerolen = 1;
 	}
 	sftp_pipe_reply(b->pipe, len);
-	x->got_data = 1;
+	x->dl.got_data = 1;
 	if (q->offset >= x->size)
-		x->probing = 0;		/* it grew: look further */
-	if (x->write_errno == 0 && (x->fd != -1 || local_open(b, x) == 0)) {
+		x->dl.probing = 0;		/* it grew: look further */
+	if (x->dl.write_errno == 0 && (x->fd != -1 || local_open(b, x) == 0)) {
 		if (lseek(x->fd, q->offset, SEEK_SET) == -1 ||
 		    atomicio(vwrite, x->fd, data, len) != len) {
-			x->write_errno = errno ? errno : EIO;
+			x->dl.write_errno = errno ? errno : EIO;
 			xfer_error(b, x, "write local \"%s\": %s", x->dst,
-			    strerror(x->write_errno));
-			xfer_fail(b, x);
-			x->eof = 1;
+			    strerror(x->dl.write_errno));
+			xfer_mark_failed(b, x);
+			x->asked_all = 1;
 		} else {
 			track_ack(x, q->offset, len);
-			x->touched = 1;
+			x->dst_changed = 1;
 		}
 	}
-	x->progress += len;
+	x->out.progress += len;
 	free(data);
-	if (len < q->len && x->write_errno == 0) {
+	if (len < q->len && x->dl.write_errno == 0) {
 		/*
 		 * Ask again for the rest, even past a read that found the
 		 * end: the file may end after it.
@@ -1825,7 +1991,7 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 		    (unsigned long long)q->offset + q->len - 1);
 		if ((send_read(b, x, q->offset + len,
 		    q->len - len)->redo = q->redo))
-			x->redo_reqs++;
+			x->res.redo_reqs++;
 	}
 }
 
@@ -1859,7 +2025,7 @@ download_done(struct sftp_batch *b, struct xfer *x)
 
 /* A file whose close is sent is done when every reply is in. */
 static void
-xfer_check(struct sftp_batch *b, struct xfer *x)
+xfer_close_done(struct sftp_batch *b, struct xfer *x)
 {
 	char *line;
 
@@ -1869,15 +2035,15 @@ xfer_check(struct sftp_batch *b, struct xfer *x)
 		xfer_done(b, x);
 		return;
 	}
-	if (x->retry && !interrupted) {
+	if (x->up.reopen && !interrupted) {
 		restart_upload(b, x);
 		return;
 	}
-	if (x->retry)
+	if (x->up.reopen)
 		xfer_cut(b, x);
-	if (batch_download(b) && x->opened && !x->failed && x->at_end) {
+	if (batch_download(b) && x->opened && !x->failed && x->dl.at_end) {
 		download_done(b, x);
-		if ((b->flags & SFTP_BATCH_RESUME) && !x->got_data) {
+		if ((b->flags & SFTP_BATCH_RESUME) && !x->dl.got_data) {
 			xasprintf(&line, "File \"%s\" was not modified",
 			    x->dst);
 			xfer_msg(b, x, SYSLOG_LEVEL_INFO, line);
@@ -1950,7 +2116,7 @@ batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 		fatal("Unexpected reply type %u to request %u", type, id);
 	}
 	req_done(b, q);
-	xfer_check(b, x);
+	xfer_close_done(b, x);
 	batch_fill(b);
 	batch_reap(b);
 	return 1;
@@ -1979,11 +2145,11 @@ queued_logs_print(struct sftp_batch *b)
 	char *line;
 
 	TAILQ_FOREACH(x, &b->queued, tq) {
-		if (x->note == NOTE_LOG)
+		if (x->note != NULL && x->note->kind == NOTE_LOG)
 			note_print(b, x);
-		else if (x->note == 0 && x->touched) {
+		else if (x->note == NULL && x->dst_changed) {
 			/* Copied again after a handle clash, never begun. */
-			xfer_fail(b, x);
+			xfer_mark_failed(b, x);
 			line = xfer_failed_line(b, x);
 			batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", line);
 			free(line);
@@ -2002,7 +2168,7 @@ sftp_batch_lost(struct sftp_batch *b)
 	struct xfer *x;
 
 	TAILQ_FOREACH(x, &b->active, tq) {
-		if (x->note != 0) {
+		if (x->note != NULL) {
 			note_print(b, x);
 			continue;
 		}
@@ -2012,8 +2178,8 @@ sftp_batch_lost(struct sftp_batch *b)
 				xfer_error(b, x, "local ftruncate \"%s\": %s",
 				    x->dst, strerror(errno));
 			xfer_cut(b, x);
-			if (x->cut)
-				xfer_failed(b, x);
+			if (x->cut_short)
+				xfer_say_failed(b, x);
 		}
 		xfer_flush(b, x);
 	}
@@ -2048,6 +2214,18 @@ xfer_new(struct sftp_batch *b, const char *src, const char *dst)
 	x->state = XFER_QUEUED;
 	x->status = SSH2_FX_OK;
 	attrib_clear(&x->a);
+	return x;
+}
+
+/* A queue entry for a note of kind (NOTE_*) with text, or none. */
+static struct xfer *
+note_new(struct sftp_batch *b, int kind, const char *text)
+{
+	struct xfer *x = xfer_new(b, NULL, NULL);
+
+	x->note = xcalloc(1, sizeof(*x->note));
+	x->note->kind = kind;
+	x->note->text = text == NULL ? NULL : xstrdup(text);
 	return x;
 }
 
@@ -2107,16 +2285,15 @@ sftp_batch_file(struct sftp_batch *b, const char *src, const char *dst)
 		return -1;
 	x = xfer_new(b, src, dst);
 	x->named = 1;
-	x->stat_needed = batch_download(b);
+	x->dl.stat_needed = batch_download(b);
 	return batch_add(b, x);
 }
 
 static void
-note_add(struct sftp_batch *b, int note, const char *say)
+note_add(struct sftp_batch *b, int kind, const char *say)
 {
-	struct xfer *x = xfer_new(b, say, NULL);
+	struct xfer *x = note_new(b, kind, say);
 
-	x->note = note;
 	TAILQ_INSERT_TAIL(&b->queued, x, tq);
 	batch_fill(b);
 	batch_reap(b);
