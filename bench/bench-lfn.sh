@@ -27,8 +27,10 @@
 # "scp-tree" and "sftp-tree" copy a tree of BENCH_TREE_FILES files of 64
 # KiB, default 1000: tar c | ssh tar x, scp -r and sftp put/get -r;
 # "ssh-file-x8" runs eight ssh-file transfers of an eighth each at once,
-# on eight connections, and its server RSS is the sum over all of sshd's
-# processes) select rows.  With
+# on eight connections, "ssh-mux-x8" the same as eight sessions of one
+# ControlMaster connection, and their server RSS is the sum over all of
+# sshd's processes) select rows; "patched->stock" is our ssh uploading
+# to the unpatched sshd.  With
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
@@ -156,11 +158,16 @@ cmd() {
 	_sftp="${BENCH_SFTP_OPTS:-}"
 	_t="$TESTDIR/tree.dst"
 	_rmt="rm -rf $_t"
+	_m="$TESTDIR/mux.ctl"
 	case "$1:$2" in
 	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
 	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
 	up:ssh-file-x8)	echo "for i in 1 2 3 4 5 6 7 8; do $3 $_o hpntest" \
 			    "'cat >/dev/null' <$6.x8 & done; wait" ;;
+	up:ssh-mux-x8)	echo "$3 $_o -M -S $_m -f -N hpntest &&" \
+			    "for i in 1 2 3 4 5 6 7 8; do $3 $_o -S $_m hpntest" \
+			    "'cat >/dev/null' <$6.x8 & done; wait;" \
+			    "$3 $_o -S $_m -O exit hpntest" ;;
 	up:scp)		echo "$4 -q -S $3 $_o $_scp $6 hpntest:/dev/null" ;;
 	up:sftp)	printf 'put %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
 			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
@@ -168,6 +175,10 @@ cmd() {
 	down:ssh-pipe)	echo "$3 $_o hpntest 'cat $6 | cat' >/dev/null" ;;
 	down:ssh-file-x8) echo "for i in 1 2 3 4 5 6 7 8; do $3 $_o hpntest" \
 			    "'cat $6.x8' >/dev/null & done; wait" ;;
+	down:ssh-mux-x8) echo "$3 $_o -M -S $_m -f -N hpntest &&" \
+			    "for i in 1 2 3 4 5 6 7 8; do $3 $_o -S $_m hpntest" \
+			    "'cat $6.x8' >/dev/null & done; wait;" \
+			    "$3 $_o -S $_m -O exit hpntest" ;;
 	down:scp)	echo "$4 -q -S $3 $_o $_scp hpntest:$6 /dev/null" ;;
 	down:sftp)	printf 'get %s /dev/null\n' "$6" >"$TESTDIR/b.$1"
 			echo "$5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1 hpntest" ;;
@@ -309,7 +320,7 @@ for link in $LINKS; do
 	RAW_BYTES=${BENCH_RAW_BYTES:-$BYTES}
 	DATA=`make_data $BYTES`
 	case " $METHODS " in
-	*" ssh-file-x8 "*)
+	*" ssh-file-x8 "*|*" ssh-mux-x8 "*)
 		head -c `expr $BYTES / 8` "$DATA" >"$DATA.x8" ;;
 	esac
 	lfn_up $mbit $rtt >"$TESTDIR/lfn.out" || exit 1
@@ -333,6 +344,7 @@ for link in $LINKS; do
 		"patched->patched") bench_pair "$pair" up "$HPN_BUILD" hpn ;;
 		"stock->patched") bench_pair "$pair" up "$STOCK_BUILD" hpn ;;
 		"patched<-stock") bench_pair "$pair" down "$HPN_BUILD" stock ;;
+		"patched->stock") bench_pair "$pair" up "$HPN_BUILD" stock ;;
 		"patched<-patched") bench_pair "$pair" down "$HPN_BUILD" hpn ;;
 		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
 		esac
