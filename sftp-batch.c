@@ -1850,6 +1850,11 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 		xfer_done(b, x);
 		break;
 	case SSH2_FXP_OPEN:
+		if (q->gate && x->state == XFER_DONE) {
+			/* Its own open was refused first, and said so. */
+			x->res.gate = -1;
+			break;
+		}
 		if (q->gate) {
 			/* Refused: the file's own open is closed unused. */
 			xfer_error(b, x, "dest open \"%s\": %s", x->dst,

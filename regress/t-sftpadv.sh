@@ -190,3 +190,25 @@ for dir in down up; do
 		    "$TESTDIR/err.redo" | tr '\n' ' '`)"
 	fi
 done
+
+# A verified resumed upload sends an appending open (the gate) beside its
+# own: where the server refuses both, in either order of the replies, the
+# file is named once, as stock's reput names it, and left as it was.
+head -c 1000000 "$TESTDIR/redo.src" >"$TESTDIR/gate.part"
+for sw in checkfile=ok,refuse=gate.dst checkfile=ok,refuse=gate.dst,reorder=4
+do
+	cp "$TESTDIR/gate.part" "$TESTDIR/gate.dst"
+	echo "reput $TESTDIR/redo.src $TESTDIR/gate.dst" >"$TESTDIR/b.gate"
+	HPN_ADVERSARY=$sw timeout -s INT -k 5 $ADV_TIMEOUT \
+	    "$HPN_BUILD/sftp" -D "$ADV" -b "$TESTDIR/b.gate" \
+	    >/dev/null 2>"$TESTDIR/err.gate"
+	_rc=$?
+	_n=`grep -c '^dest open .*: Permission denied' "$TESTDIR/err.gate"`
+	if [ $_rc -eq 1 ] && [ "$_n" -eq 1 ] &&
+	    cmp -s "$TESTDIR/gate.part" "$TESTDIR/gate.dst"; then
+		pass "gate-refused/$sw"
+	else
+		fail "gate-refused/$sw" "exit status $_rc, named $_n times \
+(`tr '\n' ' ' <"$TESTDIR/err.gate"`)"
+	fi
+done
