@@ -320,6 +320,13 @@ static struct xfer *note_new(struct sftp_batch *, int, const char *);
 } while (0)
 static void batch_step(struct sftp_batch *);
 
+/* The file's destination, for messages; a note has none. */
+static const char *
+xfer_name(const struct xfer *x)
+{
+	return x->dst == NULL ? "" : x->dst;
+}
+
 static const char *
 xfer_state_name(enum xfer_state state)
 {
@@ -333,8 +340,7 @@ xfer_state_name(enum xfer_state state)
 /* What the table at enum xfer_state allows, or fatal. */
 #define XFER_LEGAL(x, cond) do { \
 	if (!(cond)) \
-		fatal_f("\"%s\" in state %s: not %s", \
-		    (x)->dst == NULL ? "" : (x)->dst, \
+		fatal_f("\"%s\" in state %s: not %s", xfer_name(x), \
 		    xfer_state_name((x)->state), #cond); \
 } while (0)
 #define IN(x, states)	(((1 << (x)->state) & (states)) != 0)
@@ -347,9 +353,9 @@ xfer_enter(struct xfer *x, enum xfer_state state)
 	if (state <= x->state &&
 	    !(x->state == XFER_CLOSING && state == XFER_OPENING) &&
 	    !(x->state == XFER_DATA && state == XFER_CHECKING))
-		fatal_f("\"%s\": %s -> %s", x->dst == NULL ? "" : x->dst,
+		fatal_f("\"%s\": %s -> %s", xfer_name(x),
 		    xfer_state_name(x->state), xfer_state_name(state));
-	debug3_f("\"%s\": %s -> %s", x->dst == NULL ? "" : x->dst,
+	debug3_f("\"%s\": %s -> %s", xfer_name(x),
 	    xfer_state_name(x->state), xfer_state_name(state));
 	x->state = state;
 }
@@ -846,8 +852,8 @@ send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
 	    tag, q->id, path, openmode);
 	x->open_id = q->id;
 	x->close_id = 0;
-	/* A resumed upload's gate and own open go together. */
-	if (x->state != XFER_OPENING)
+	/* A verified resumed upload's gate and own open go together. */
+	if (x->state != XFER_OPENING || x->res.gate != 1)
 		xfer_enter(x, XFER_OPENING);
 	return q;
 }
