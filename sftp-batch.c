@@ -83,6 +83,7 @@
 #include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/statvfs.h>
 #ifdef HAVE_SYS_RESOURCE_H
 #include <sys/resource.h>
@@ -90,6 +91,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -109,6 +111,7 @@
 #include "sftp-client.h"
 #include "sftp-pipeline.h"
 #include "sftp-batch.h"
+#include "sftp-streams.h"
 #ifdef SFTP_CLIENT_CHECK_FILE
 #include "sftp-resume.h"	/* with patch 0010 only */
 #endif
@@ -142,6 +145,7 @@ extern int showprogress;
  * What each state allows of a file that is not clashed (xfer_assert()
  * checks it after every reply):
  *             QUEUED STATING SIZING CHECKING OPENING DATA CLOSING DONE
+ *   lane      -      yes     yes    yes      yes     yes  yes     yes
  *   handle    -      -       -      dl       -       yes  yes     any
  *   fd        -      -       yes    any      any     any  any     -
  *   nreqs     0      0       0      tail     0       any  0       0
@@ -192,9 +196,11 @@ TAILQ_HEAD(xargs, xarg);
 
 /* A request in flight. */
 struct xreq {
-	u_int id;
+	u_int id;		/* unique on its lane */
+	uint64_t sent_us;	/* now_us() when it was sent */
 	u_char type;		/* SSH2_FXP_* */
 	struct xfer *xfer;
+	struct lane *lane;	/* the stream it went on */
 	uint64_t offset;	/* reads and writes */
 	size_t len;
 	size_t cost;		/* what it counts in data_bytes */
@@ -205,6 +211,31 @@ struct xreq {
 	TAILQ_ENTRY(xreq) tq;
 };
 TAILQ_HEAD(xreqs, xreq);
+
+/*
+ * A stream: one SFTP session of the batch's (sftp-streams.c opens all
+ * but the first).  A file goes on one lane from its start to its end:
+ * its handle is that session's.  Lane 0 is the connection the batch was
+ * made for: sftp-client.c's own requests (listings, mkdir) go there,
+ * and its loss ends the copy as it ends stock's; another lane's loss
+ * copies its files again on the others (lane_drop()).  What is sent
+ * on a lane is queued in out, and written as the lane takes it
+ * (lane_flush()): one lane whose peer's window is shut does not hold
+ * the others back.  Lane 0's queue is empty whenever sftp-client.c may
+ * send on that connection itself (batch_leave()).
+ */
+struct lane {
+	u_int n;		/* 0: the batch's own connection */
+	struct sftp_conn *conn;
+	int fd_in, fd_out;
+	struct sshbuf *out;	/* sent, not yet written */
+	struct sshbuf *in;	/* read, not yet a whole reply (not lane 0) */
+	struct sftp_pipe *pipe;
+	struct xreqs reqs;	/* in flight, in the order sent */
+	uint64_t data_bytes;	/* what their reads and writes carry */
+	u_int nfiles;		/* files on it, not done */
+	int lost;		/* its session ended (not lane 0) */
+};
 
 /* A line held until the files before its own are done (xfer_msg()). */
 struct xmsg {
@@ -234,6 +265,7 @@ struct xfer {
 
 	/* Where it is (the table at enum xfer_state). */
 	enum xfer_state state;
+	struct lane *lane;	/* the stream it goes on */
 	int fd;			/* the local file */
 	u_char *handle;
 	size_t handle_len;
@@ -319,6 +351,7 @@ static struct xfer *note_new(struct sftp_batch *, int, const char *);
 		fatal_f("\"%s\": rule %d broken: %s", (x)->dst, rule, #cond); \
 } while (0)
 static void batch_step(struct sftp_batch *);
+static void lane_drop(struct sftp_batch *, struct lane *);
 
 /* The file's destination, for messages; a note has none. */
 static const char *
@@ -369,6 +402,7 @@ xfer_assert(const struct xfer *x, int download)
 		    x->handle == NULL && x->fd == -1 && x->inflight == 0);
 		return;
 	}
+	XFER_LEGAL(x, (x->lane != NULL) == (x->state != XFER_QUEUED));
 	XFER_LEGAL(x, x->nreqs <= x->inflight);
 	XFER_LEGAL(x, x->highwater <= x->maxack);
 	XFER_LEGAL(x, (x->handle != NULL) == (x->opened != 0));
@@ -418,9 +452,17 @@ struct sftp_batch {
 	struct xarg *arg;	/* the current one, or NULL */
 	u_int nqueued, nactive;
 	u_int nfiles, peak;	/* files added; most open at once */
-	struct xreqs reqs;	/* in flight, in the order sent */
-	uint64_t data_bytes;	/* what their reads and writes carry */
-	struct sftp_pipe *pipe;
+	struct lane *lanes[SFTP_STREAMS_MAX];
+	u_int nlanes;
+	u_int max_lanes;	/* what sftp-streams.c allows */
+	u_int nreqs;		/* in flight on every lane */
+	int grow;		/* more lanes may open: files wait for one
+				   (lane_pick()) */
+	u_int to_open;		/* lanes to open before judging again */
+	uint64_t rtt_us;	/* the quickest reply, sent to answered */
+	uint64_t rate_start;	/* now_us() when the rate's span began */
+	uint64_t rate_bytes;	/* data answered since */
+	uint64_t last_rate;	/* bytes/s of the last round, or 0 */
 	struct sshbuf *msg;	/* what we send */
 	struct sshbuf *reply;	/* what we read ourselves */
 	u_char *data;		/* one upload request's data */
@@ -506,6 +548,321 @@ batch_max_files(const struct sftp_xfer_params *p)
 	return n;
 }
 
+/* What a lane may hold unwritten before its files wait to send more. */
+#define LANE_OUT_MAX	(1024 * 1024)
+
+static struct lane *
+lane_new(struct sftp_batch *b, struct sftp_conn *conn, u_int n)
+{
+	struct lane *l;
+
+	l = xcalloc(1, sizeof(*l));
+	l->n = n;
+	l->conn = conn;
+	sftp_conn_fds(conn, &l->fd_in, &l->fd_out);
+	if ((l->out = sshbuf_new()) == NULL || (l->in = sshbuf_new()) == NULL)
+		fatal_f("sshbuf_new failed");
+	TAILQ_INIT(&l->reqs);
+	l->pipe = sftp_pipe_new(b->params.num_requests,
+	    b->params.fixed_requests ? 0 : batch_buflen(b));
+	/* sftp-client.c's own reads and writes wait out EAGAIN (atomicio). */
+	if (set_nonblock(l->fd_out) == -1 ||
+	    (n != 0 && set_nonblock(l->fd_in) == -1))
+		fatal_f("set_nonblock: %s", strerror(errno));
+	b->lanes[b->nlanes++] = l;
+	return l;
+}
+
+static void
+lane_free(struct lane *l)
+{
+	struct xreq *q;
+
+	if (l == NULL)
+		return;
+	while ((q = TAILQ_FIRST(&l->reqs)) != NULL) {
+		TAILQ_REMOVE(&l->reqs, q, tq);
+		free(q);
+	}
+	if (!l->lost) {
+		unset_nonblock(l->fd_out);
+		if (l->n != 0)
+			unset_nonblock(l->fd_in);
+	}
+	sftp_pipe_free(l->pipe);
+	sshbuf_free(l->out);
+	sshbuf_free(l->in);
+	free(l);
+}
+
+/* The lane's session ended; lane_drop() copies its files again. */
+static void
+lane_broken(struct sftp_batch *b, struct lane *l, const char *what)
+{
+	if (l->n == 0) {
+		/* As sftp-client.c's send_msg() and get_msg() end. */
+		sftp_batch_lost(b);
+		fatal("%s", what);
+	}
+	if (l->lost)
+		return;
+	debug_f("stream %u: %s", l->n, what);
+	l->lost = 1;
+	sshbuf_reset(l->out);
+	unset_nonblock(l->fd_out);
+}
+
+/*
+ * Write what the lane takes now; with block, all of it.  0, or -1 if
+ * the lane's session ended.
+ */
+static int
+lane_flush(struct sftp_batch *b, struct lane *l, int block)
+{
+	struct pollfd pfd;
+	ssize_t n;
+	char *what;
+
+	while (!l->lost && sshbuf_len(l->out) > 0) {
+		n = write(l->fd_out, sshbuf_ptr(l->out), sshbuf_len(l->out));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!block)
+				return 0;
+			pfd.fd = l->fd_out;
+			pfd.events = POLLOUT;
+			(void)poll(&pfd, 1, -1);
+			continue;
+		}
+		if (n <= 0) {
+			xasprintf(&what, "Couldn't send packet: %s",
+			    n == 0 ? "EOF" : strerror(errno));
+			lane_broken(b, l, what);
+			free(what);
+			return -1;
+		}
+		if (sshbuf_consume(l->out, n) != 0)
+			fatal_f("sshbuf_consume failed");
+	}
+	return l->lost ? -1 : 0;
+}
+
+/* Queue b->msg on the lane, and write what it takes now. */
+static void
+lane_send(struct sftp_batch *b, struct lane *l)
+{
+	u_char mlen[4];
+	struct iovec iov[2];
+	ssize_t n;
+	int r;
+
+	if (l->lost) {
+		sshbuf_reset(b->msg);
+		return;
+	}
+	/* A rate limit (-l) is sftp-client.c's, on lane 0 only. */
+	if (l->n == 0 && b->params.limited) {
+		(void)lane_flush(b, l, 1);
+		sftp_send_msg(l->conn, b->msg);
+		return;
+	}
+	if (sshbuf_len(b->msg) > SFTP_MAX_MSG_LENGTH)
+		fatal("Outbound message too long %zu", sshbuf_len(b->msg));
+	/* Nothing queued: written at once, and only the rest queued. */
+	if (sshbuf_len(l->out) == 0) {
+		put_u32(mlen, sshbuf_len(b->msg));
+		iov[0].iov_base = mlen;
+		iov[0].iov_len = sizeof(mlen);
+		iov[1].iov_base = (u_char *)sshbuf_ptr(b->msg);
+		iov[1].iov_len = sshbuf_len(b->msg);
+		while ((n = writev(l->fd_out, iov, 2)) == -1 && errno == EINTR)
+			;
+		if (n == -1)
+			n = 0;	/* an error: lane_flush() meets it again */
+		if ((size_t)n < sizeof(mlen) &&
+		    (r = sshbuf_put(l->out, mlen + n, sizeof(mlen) - n)) != 0)
+			fatal_fr(r, "queue");
+		n = (size_t)n < sizeof(mlen) ? 0 : n - sizeof(mlen);
+		if ((r = sshbuf_put(l->out, sshbuf_ptr(b->msg) + n,
+		    sshbuf_len(b->msg) - n)) != 0)
+			fatal_fr(r, "queue");
+	} else if ((r = sshbuf_put_stringb(l->out, b->msg)) != 0)
+		fatal_fr(r, "queue");
+	sshbuf_reset(b->msg);
+	(void)lane_flush(b, l, 0);
+}
+
+/*
+ * Control goes back to sftp-client.c, which may send on the batch's
+ * own connection: what is queued there goes out first.
+ */
+static void
+batch_leave(struct sftp_batch *b)
+{
+	(void)lane_flush(b, b->lanes[0], 1);
+}
+
+/* Whether a lane takes new files. */
+static int
+lane_open(const struct lane *l)
+{
+	return !l->lost;
+}
+
+/*
+ * Whether a lane has work enough for now: what it was given backs up on
+ * this side (its peer's window is shut), or it has a file with at least
+ * LANES_BIG still to send.  A new file then goes to another lane.
+ */
+#define LANES_BIG	(1024 * 1024)
+static int
+lane_full(const struct sftp_batch *b, const struct lane *l)
+{
+	const struct xfer *x;
+
+	if (sshbuf_len(l->out) >= LANE_OUT_MAX / 2)
+		return 1;
+	TAILQ_FOREACH(x, &b->active, tq) {
+		if (x->lane == l && !x->clashed && x->state != XFER_DONE &&
+		    !x->asked_all && x->size >= x->offset + LANES_BIG)
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	monotime_ts(&ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * By default (sftp_streams_auto()) another stream opens only while the
+ * lanes look held by the peer's channel window.  The rate is taken over
+ * rounds of a round trip (and LANES_ROUND_MIN); once a round is no
+ * faster than the last by an eighth (TCP's start is over), each lane's
+ * share of it, times the round trip, is judged: about what a stock
+ * server's window holds (2 MiB), not the much more of a long path that
+ * the data fill, nor the little of a loopback copy or a busy CPU.
+ * 1 yes, 0 no, -1 not yet.
+ */
+#define LANES_ROUND_MIN	(20 * 1000)		/* us */
+#define LANES_BDP_LOW	(512 * 1024)
+#define LANES_BDP_HIGH	(4 * 1024 * 1024)
+static int
+lanes_window_bound(struct sftp_batch *b)
+{
+	uint64_t now = now_us(), span, rate, bdp;
+	u_int i, open = 0;
+
+	if (!sftp_streams_auto())
+		return 1;
+	if (b->rtt_us == 0 || b->rate_bytes == 0)
+		return -1;
+	span = now - b->rate_start;
+	if (span < MAXIMUM(b->rtt_us, LANES_ROUND_MIN))
+		return -1;
+	rate = b->rate_bytes * 1000000 / span;
+	b->rate_start = now;
+	b->rate_bytes = 0;
+	if (b->last_rate == 0 || rate > b->last_rate + b->last_rate / 8) {
+		b->last_rate = rate;
+		return -1;
+	}
+	b->last_rate = 0;
+	for (i = 0; i < b->nlanes; i++)
+		open += lane_open(b->lanes[i]);
+	bdp = rate * b->rtt_us / 1000000 / open;
+	debug_f("%u stream%s: %llu bytes per round trip of %llu us each",
+	    open, open == 1 ? "" : "s", (unsigned long long)bdp,
+	    (unsigned long long)b->rtt_us);
+	return bdp >= LANES_BDP_LOW && bdp <= LANES_BDP_HIGH;
+}
+
+/* No more streams for this batch; files go on the lanes there are. */
+static void
+lanes_stop(struct sftp_batch *b, const char *why)
+{
+	if (!b->grow)
+		return;
+	b->grow = 0;
+	if (b->max_lanes > 1)
+		debug("%u stream%s: %s", b->nlanes,
+		    b->nlanes == 1 ? "" : "s", why);
+}
+
+/*
+ * The lane a new file goes on, or NULL if it waits: the open lane with
+ * the fewest files of those not full (lane_full()); if every lane is
+ * full, a new stream where one may open (lanes_window_bound()), and
+ * while that is not yet known, none.  Once no more open (the most
+ * allowed, a stream refused, or more not needed), the open lane with
+ * the fewest files.
+ */
+static struct lane *
+lane_pick(struct sftp_batch *b)
+{
+	struct lane *l, *best = NULL, *room = NULL;
+	struct sftp_conn *conn;
+	u_int i, live = 0;
+	int bound, dropping = 0;
+
+	for (i = 0; i < b->nlanes; i++) {
+		l = b->lanes[i];
+		dropping |= l->lost && l->conn != NULL;
+		if (!lane_open(l))
+			continue;
+		live++;
+		if (best == NULL || l->nfiles < best->nfiles ||
+		    (l->nfiles == best->nfiles &&
+		    l->data_bytes < best->data_bytes))
+			best = l;
+		if (b->grow && !lane_full(b, l) &&
+		    (room == NULL || l->nfiles < room->nfiles))
+			room = l;
+	}
+	if (!b->grow)
+		return best;
+	if (room != NULL)
+		return room;
+	if (b->nlanes >= b->max_lanes) {
+		lanes_stop(b, "the most allowed");
+		return best;
+	}
+	if (dropping)
+		return best;	/* lane_drop() first */
+	/*
+	 * Judged held by the window: each more adds a window, until the
+	 * path is full; all that may open, at once, since each judgement
+	 * costs rounds of the round trip.
+	 */
+	if (b->to_open == 0) {
+		if ((bound = lanes_window_bound(b)) == -1)
+			return NULL;
+		if (bound == 0) {
+			lanes_stop(b, "more would not be faster");
+			return best;
+		}
+		b->to_open = b->max_lanes - live;
+	}
+	b->to_open--;
+	if (b->nlanes >= SFTP_STREAMS_MAX ||
+	    (conn = sftp_streams_get(b->conn, live, b->to_open + 1)) == NULL) {
+		lanes_stop(b, "the server opens no more");
+		return best;
+	}
+	l = lane_new(b, conn, b->nlanes);
+	debug_f("stream %u open", l->n);
+	b->rate_start = now_us();
+	b->rate_bytes = 0;
+	b->last_rate = 0;
+	return l;
+}
+
 struct sftp_batch *
 sftp_batch_new(struct sftp_conn *conn, int flags)
 {
@@ -520,9 +877,15 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 	TAILQ_INIT(&b->active);
 	TAILQ_INIT(&b->dirs);
 	TAILQ_INIT(&b->args);
-	TAILQ_INIT(&b->reqs);
-	b->pipe = sftp_pipe_new(b->params.num_requests,
-	    b->params.fixed_requests ? 0 : batch_buflen(b));
+	(void)lane_new(b, conn, 0);
+	/*
+	 * More streams but for verified resume, whose comparison of a
+	 * target's part stays on the connection that asked for it, and a
+	 * rate limit (-l), which is the connection's.
+	 */
+	b->max_lanes = (flags & SFTP_BATCH_RESUME) || b->params.limited ?
+	    1 : sftp_streams_max();
+	b->grow = b->max_lanes > 1;
 	if ((b->msg = sshbuf_new()) == NULL ||
 	    (b->reply = sshbuf_new()) == NULL)
 		fatal_f("sshbuf_new failed");
@@ -539,8 +902,9 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 		(void)sftp_can_check_file(conn, 1);
 #endif
 	set_log_handler(batch_log, b);
-	debug_f("%s, up to %u files at once",
-	    batch_download(b) ? "download" : "upload", b->max_files);
+	debug_f("%s, up to %u files at once on up to %u stream%s",
+	    batch_download(b) ? "download" : "upload", b->max_files,
+	    b->max_lanes, b->max_lanes == 1 ? "" : "s");
 	sftp_set_batch(conn, b);
 	return b;
 }
@@ -620,8 +984,8 @@ void
 sftp_batch_free(struct sftp_batch *b)
 {
 	struct xfer *x;
-	struct xreq *q;
 	struct xarg *arg;
+	u_int i;
 
 	if (b == NULL)
 		return;
@@ -640,16 +1004,13 @@ sftp_batch_free(struct sftp_batch *b)
 		TAILQ_REMOVE(&b->dirs, x, tq);
 		xfer_free(x);
 	}
-	while ((q = TAILQ_FIRST(&b->reqs)) != NULL) {
-		TAILQ_REMOVE(&b->reqs, q, tq);
-		free(q);
-	}
+	for (i = 0; i < b->nlanes; i++)
+		lane_free(b->lanes[i]);
 	while ((arg = TAILQ_FIRST(&b->args)) != NULL) {
 		TAILQ_REMOVE(&b->args, arg, tq);
 		free(arg->failmsg);
 		free(arg);
 	}
-	sftp_pipe_free(b->pipe);
 	sshbuf_free(b->msg);
 	sshbuf_free(b->reply);
 	free(b->data);
@@ -667,9 +1028,12 @@ req_add(struct sftp_batch *b, struct xfer *x, u_char type, u_int id,
 	q->id = id;
 	q->type = type;
 	q->xfer = x;
+	q->lane = x->lane;
+	q->sent_us = now_us();
 	q->offset = offset;
 	q->len = len;
-	TAILQ_INSERT_TAIL(&b->reqs, q, tq);
+	TAILQ_INSERT_TAIL(&q->lane->reqs, q, tq);
+	b->nreqs++;
 	x->inflight++;
 	if (type == SSH2_FXP_READ || type == SSH2_FXP_WRITE) {
 		x->nreqs++;
@@ -683,7 +1047,7 @@ req_add(struct sftp_batch *b, struct xfer *x, u_char type, u_int id,
 			q->cost = 0;
 		else
 			q->cost = len;
-		b->data_bytes += q->cost;
+		q->lane->data_bytes += q->cost;
 	}
 	return q;
 }
@@ -692,30 +1056,31 @@ static struct xreq *
 req_new(struct sftp_batch *b, struct xfer *x, u_char type, uint64_t offset,
     size_t len)
 {
-	return req_add(b, x, type, sftp_next_id(b->conn), offset, len);
+	return req_add(b, x, type, sftp_next_id(x->lane->conn), offset, len);
 }
 
 static void
 req_done(struct sftp_batch *b, struct xreq *q)
 {
-	TAILQ_REMOVE(&b->reqs, q, tq);
+	TAILQ_REMOVE(&q->lane->reqs, q, tq);
+	b->nreqs--;
 	q->xfer->inflight--;
 	if (q->redo)
 		q->xfer->res.redo_reqs--;
 	if (q->type == SSH2_FXP_READ || q->type == SSH2_FXP_WRITE) {
 		q->xfer->nreqs--;
-		b->data_bytes -= q->cost;
+		q->lane->data_bytes -= q->cost;
 	}
 	free(q);
 }
 
 /* Replies come mostly in order: look from the oldest request. */
 static struct xreq *
-req_find(struct sftp_batch *b, u_int id)
+req_find(struct lane *l, u_int id)
 {
 	struct xreq *q;
 
-	TAILQ_FOREACH(q, &b->reqs, tq) {
+	TAILQ_FOREACH(q, &l->reqs, tq) {
 		if (q->id == id)
 			return q;
 	}
@@ -736,7 +1101,7 @@ send_on_handle(struct sftp_batch *b, struct xfer *x, u_char type,
 	    (r = sshbuf_put_string(b->msg, h, hlen)) != 0 ||
 	    (a != NULL && (r = encode_attrib(b->msg, a)) != 0))
 		fatal_fr(r, "compose");
-	sftp_send_msg(b->conn, b->msg);
+	lane_send(b, x->lane);
 	debug3("Sent message %u I:%u for \"%s\"", type, q->id, x->dst);
 	return q;
 }
@@ -760,7 +1125,7 @@ send_path_setstat(struct sftp_batch *b, struct xfer *x, const Attrib *a)
 	    (r = sshbuf_put_cstring(b->msg, x->dst)) != 0 ||
 	    (r = encode_attrib(b->msg, a)) != 0)
 		fatal_fr(r, "compose");
-	sftp_send_msg(b->conn, b->msg);
+	lane_send(b, x->lane);
 	return q;
 }
 
@@ -809,6 +1174,8 @@ static void
 xfer_done(struct sftp_batch *b, struct xfer *x)
 {
 	xfer_enter(x, XFER_DONE);
+	if (x->lane != NULL)
+		x->lane->nfiles--;
 	if (x->fd != -1 && close(x->fd) == -1) {
 		xfer_error(b, x, "close local \"%s\": %s",
 		    batch_download(b) ? x->dst : x->src, strerror(errno));
@@ -847,7 +1214,7 @@ send_open_request(struct sftp_batch *b, struct xfer *x, const char *tag,
 	    (r = sshbuf_put_u32(b->msg, openmode)) != 0 ||
 	    (r = encode_attrib(b->msg, a)) != 0)
 		fatal_fr(r, "compose %s open", tag);
-	sftp_send_msg(b->conn, b->msg);
+	lane_send(b, x->lane);
 	debug3("Sent %s message SSH2_FXP_OPEN I:%u P:%s M:0x%04x",
 	    tag, q->id, path, openmode);
 	x->open_id = q->id;
@@ -881,6 +1248,7 @@ send_upload_open(struct sftp_batch *b, struct xfer *x)
 	 * appends by policy (ProFTPD's AllowStoreRestart) treat it as they
 	 * treat stock's.  A verified resume may write inside the part.
 	 */
+	batch_leave(b);		/* sftp-client.c may send a probe */
 	if (x->res.part != 0 && !sftp_can_check_file(b->conn, 1))
 		openmode |= SSH2_FXF_APPEND;
 #endif
@@ -941,7 +1309,7 @@ send_stat(struct sftp_batch *b, struct xfer *x, const char *path,
 	    (r = sshbuf_put_u32(b->msg, q->id)) != 0 ||
 	    (r = sshbuf_put_cstring(b->msg, path)) != 0)
 		fatal_fr(r, "compose");
-	sftp_send_msg(b->conn, b->msg);
+	lane_send(b, x->lane);
 	debug2("Sending SSH2_FXP_STAT \"%s\"", path);
 	xfer_enter(x, state);
 }
@@ -1126,7 +1494,7 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	    (r = sshbuf_put_u64(b->msg, off)) != 0 ||
 	    (r = sshbuf_put_string(b->msg, b->data, len)) != 0)
 		fatal_fr(r, "compose");
-	sftp_send_msg(b->conn, b->msg);
+	lane_send(b, x->lane);
 	debug3("Sent message SSH2_FXP_WRITE I:%u O:%llu S:%zd",
 	    q->id, (unsigned long long)off, len);
 	if (!redo)
@@ -1173,7 +1541,7 @@ send_read(struct sftp_batch *b, struct xfer *x, uint64_t offset, size_t len)
 	    (r = sshbuf_put_u64(b->msg, offset)) != 0 ||
 	    (r = sshbuf_put_u32(b->msg, len)) != 0)
 		fatal_fr(r, "compose");
-	sftp_send_msg(b->conn, b->msg);
+	lane_send(b, x->lane);
 	debug3("Request range %llu -> %llu I:%u",
 	    (unsigned long long)offset,
 	    (unsigned long long)offset + len - 1, q->id);
@@ -1281,11 +1649,19 @@ finish_download(struct sftp_batch *b, struct xfer *x)
  * full ones; or the number of requests the user gave (-R).
  */
 static uint64_t
-batch_budget(const struct sftp_batch *b)
+batch_budget(const struct sftp_batch *b, const struct lane *l)
 {
 	if (b->params.fixed_requests)
-		return sftp_pipe_limit(b->pipe);
-	return (uint64_t)sftp_pipe_limit(b->pipe) * batch_buflen(b);
+		return sftp_pipe_limit(l->pipe);
+	return (uint64_t)sftp_pipe_limit(l->pipe) * batch_buflen(b);
+}
+
+/* Whether x's lane takes another read or write now. */
+static int
+lane_room(const struct sftp_batch *b, const struct lane *l)
+{
+	return !l->lost && l->data_bytes < batch_budget(b, l) &&
+	    sshbuf_len(l->out) < LANE_OUT_MAX;
 }
 
 /*
@@ -1310,10 +1686,15 @@ static void
 batch_fill(struct sftp_batch *b)
 {
 	struct xfer *x;
+	u_int i;
 
+	for (i = 1; i < b->nlanes; i++)
+		lane_drop(b, b->lanes[i]);
 	while (!interrupted && (x = TAILQ_FIRST(&b->queued)) != NULL) {
 		if (x->note == NULL &&
 		    (b->nactive >= b->max_files || dst_busy(b, x)))
+			break;
+		if (x->note == NULL && (x->lane = lane_pick(b)) == NULL)
 			break;
 		TAILQ_REMOVE(&b->queued, x, tq);
 		TAILQ_INSERT_TAIL(&b->active, x, tq);
@@ -1324,14 +1705,16 @@ batch_fill(struct sftp_batch *b)
 		b->nqueued--;
 		b->nactive++;
 		b->peak = MAXIMUM(b->peak, b->nactive);
+		x->lane->nfiles++;
 		if (batch_download(b))
 			start_download(b, x);
 		else
 			start_upload(b, x);
 	}
 	TAILQ_FOREACH(x, &b->active, tq) {
-		while (b->data_bytes < batch_budget(b) &&
-		    wants_data(b, x)) {
+		if (x->note != NULL || x->lane == NULL)
+			continue;
+		while (lane_room(b, x->lane) && wants_data(b, x)) {
 			if (batch_download(b)) {
 				/*
 				 * After an interrupt, a file whose data is
@@ -1345,8 +1728,6 @@ batch_fill(struct sftp_batch *b)
 			} else
 				send_write(b, x);
 		}
-		if (b->data_bytes >= batch_budget(b))
-			break;
 	}
 	/* A file whose reads or writes are all answered closes. */
 	TAILQ_FOREACH(x, &b->active, tq) {
@@ -1357,7 +1738,7 @@ batch_fill(struct sftp_batch *b)
 		 */
 		if (x->clashed && x->inflight == 0 && !b->foreign &&
 		    x->state != XFER_CLOSING && x->state != XFER_DONE) {
-			if (x->handle != NULL)
+			if (x->handle != NULL && !x->lane->lost)
 				send_close(b, x);
 			else
 				xfer_done(b, x);
@@ -1465,6 +1846,7 @@ resume_fill(struct sftp_batch *b, struct xfer *x)
 
 	while (sftp_resume_want(x->res.cmp, &off, &len)) {
 		/* An upload's handle is open only for writing: by name. */
+		batch_leave(b);
 		id = sftp_check_file_send(b->conn, batch_download(b) ?
 		    x->handle : NULL, x->handle_len, x->dst,
 		    SFTP_RESUME_ALGS, off, len, 0);
@@ -1483,6 +1865,7 @@ resume_fill(struct sftp_batch *b, struct xfer *x)
 static void
 resume_start(struct sftp_batch *b, struct xfer *x, const char *target)
 {
+	batch_leave(b);
 	x->res.cmp = sftp_resume_new(b->conn, target, x->fd, x->res.part,
 	    !batch_download(b));
 	xfer_enter(x, XFER_CHECKING);
@@ -1710,6 +2093,9 @@ handle_owner(struct sftp_batch *b, const struct xfer *x, const u_char *h,
 	struct xfer *y;
 
 	TAILQ_FOREACH(y, &b->active, tq) {
+		/* Handles are a session's: x's lane, or a listing's lane 0. */
+		if (y->lane != (x == NULL ? b->lanes[0] : x->lane))
+			continue;
 		if (y == x || y->note != NULL || y->handle == NULL ||
 		    y->state == XFER_DONE || y->handle_len != len ||
 		    memcmp(y->handle, h, len) != 0)
@@ -1744,6 +2130,42 @@ xfer_redo(struct sftp_batch *b, struct xfer *x)
 	n->dst_changed = x->dst_changed || !batch_download(b);
 	TAILQ_INSERT_HEAD(&b->queued, n, tq);
 	b->nqueued++;
+}
+
+/*
+ * The lane's session ended (its sftp-server killed, its channel or
+ * connection gone): its requests are dropped and each of its files not
+ * done is copied again from the start on the other lanes (xfer_redo()),
+ * as a file whose handle clashed is.  What its writes left on a target
+ * is written over, and the target's size set, by the copy again.
+ */
+static void
+lane_drop(struct sftp_batch *b, struct lane *l)
+{
+	struct xreq *q;
+	struct xfer *x;
+	u_int n = 0;
+
+	if (!l->lost || l->n == 0 || l->conn == NULL)
+		return;
+	while ((q = TAILQ_FIRST(&l->reqs)) != NULL)
+		req_done(b, q);
+	TAILQ_FOREACH(x, &b->active, tq) {
+		if (x->lane != l || x->state == XFER_DONE)
+			continue;
+		if (!x->clashed)
+			n++;
+		xfer_redo(b, x);
+		xfer_done(b, x);
+	}
+	if (n > 0)
+		debug("stream %u lost: %u file%s copied again", l->n, n,
+		    n == 1 ? "" : "s");
+	if (l->nfiles != 0 || l->data_bytes != 0)
+		fatal_f("stream %u: %u files left", l->n, l->nfiles);
+	/* Nothing is on it now: its session is closed. */
+	sftp_streams_lost(l->conn);
+	l->conn = NULL;
 }
 
 /*
@@ -1893,7 +2315,7 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			break;
 		}
 		x->out.progress += q->len;
-		sftp_pipe_reply(b->pipe, q->len);
+		sftp_pipe_reply(q->lane->pipe, q->len);
 		track_ack(x, q->offset, q->len);
 		break;
 	case SSH2_FXP_READ:
@@ -1973,7 +2395,7 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 			fatal_f("server sent zero data length");
 		x->dl.seen_zerolen = 1;
 	}
-	sftp_pipe_reply(b->pipe, len);
+	sftp_pipe_reply(q->lane->pipe, len);
 	x->dl.got_data = 1;
 	if (q->offset >= x->size)
 		x->dl.probing = 0;		/* it grew: look further */
@@ -2063,12 +2485,29 @@ xfer_close_done(struct sftp_batch *b, struct xfer *x)
 	xfer_done(b, x);
 }
 
+/* What lanes_window_bound() judges by: the round trip, and the rate. */
+static void
+lane_timed(struct sftp_batch *b, const struct xreq *q)
+{
+	uint64_t now = now_us(), t = now - q->sent_us;
+
+	/* The rate's span starts with the first reply. */
+	if (b->rtt_us == 0) {
+		b->rate_start = now;
+		b->rate_bytes = 0;
+	}
+	if (b->rtt_us == 0 || t < b->rtt_us)
+		b->rtt_us = MAXIMUM(t, 1);
+	if (q->type == SSH2_FXP_READ || q->type == SSH2_FXP_WRITE)
+		b->rate_bytes += q->len;
+}
+
 /*
  * A reply: ours if its id is one of our requests in flight; returns 0
  * for the replies of other requests, leaving msg as it was.
  */
 static int
-batch_reply(struct sftp_batch *b, struct sshbuf *msg)
+batch_reply(struct sftp_batch *b, struct lane *l, struct sshbuf *msg)
 {
 	struct xreq *q;
 	struct xfer *x;
@@ -2080,8 +2519,9 @@ batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 	if (sshbuf_len(msg) < 5)
 		return 0;
 	id = PEEK_U32(p + 1);
-	if ((q = req_find(b, id)) == NULL) {
-		foreign_handle(b, msg);
+	if ((q = req_find(l, id)) == NULL) {
+		if (l->n == 0)
+			foreign_handle(b, msg);
 		return 0;
 	}
 	if ((r = sshbuf_get_u8(msg, &type)) != 0 ||
@@ -2089,6 +2529,7 @@ batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 		fatal_fr(r, "parse");
 	debug3("Received reply T:%u I:%u for \"%s\"", type, id,
 	    q->xfer->dst);
+	lane_timed(b, q);
 	x = q->xfer;
 	switch (x->clashed ? 0 : type) {
 	case 0:
@@ -2143,8 +2584,9 @@ sftp_batch_reply(struct sftp_batch *b, struct sshbuf *msg)
 	int r;
 
 	b->foreign++;
-	r = batch_reply(b, msg);
+	r = batch_reply(b, b->lanes[0], msg);
 	b->foreign--;
+	batch_leave(b);
 	return r;
 }
 
@@ -2197,19 +2639,113 @@ sftp_batch_lost(struct sftp_batch *b)
 	queued_logs_print(b);
 }
 
-/* Send what can be sent, then wait for one of our replies. */
+/* The reply in b->reply, read from lane l. */
 static void
-batch_step(struct sftp_batch *b)
+lane_reply(struct sftp_batch *b, struct lane *l)
 {
-	batch_fill(b);
-	batch_reap(b);
-	if (TAILQ_EMPTY(&b->reqs))
-		return;
-	sftp_recv_msg(b->conn, b->reply);
-	if (!batch_reply(b, b->reply))
+	if (!batch_reply(b, l, b->reply))
 		fatal("Unexpected reply to request %u",
 		    sshbuf_len(b->reply) >= 5 ?
 		    PEEK_U32(sshbuf_ptr(b->reply) + 1) : 0);
+}
+
+/* Replies on lane l, which poll() found readable. */
+static void
+lane_read(struct sftp_batch *b, struct lane *l)
+{
+	u_char buf[65536];
+	const u_char *p;
+	ssize_t n;
+	u_int len;
+	int r;
+
+	if (l->n == 0) {
+		sftp_recv_msg(l->conn, b->reply);
+		lane_reply(b, l);
+		return;
+	}
+	/*
+	 * Another lane is read as it comes, never waiting for the rest of
+	 * a message: meanwhile ssh's master could be waiting for us to
+	 * take another lane's data before it hands over more of this one.
+	 */
+	for (;;) {
+		n = read(l->fd_in, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			lane_broken(b, l, "Connection closed");
+			return;
+		}
+		if ((r = sshbuf_put(l->in, buf, n)) != 0)
+			fatal_fr(r, "sshbuf_put");
+		if ((size_t)n < sizeof(buf))
+			break;
+	}
+	while (!l->lost && sshbuf_len(l->in) >= 4) {
+		p = sshbuf_ptr(l->in);
+		if ((len = PEEK_U32(p)) > SFTP_MAX_MSG_LENGTH) {
+			lane_broken(b, l, "Received message too long");
+			return;
+		}
+		if (sshbuf_len(l->in) < 4 + (size_t)len)
+			break;
+		sshbuf_reset(b->reply);
+		if ((r = sshbuf_put(b->reply, p + 4, len)) != 0 ||
+		    (r = sshbuf_consume(l->in, 4 + (size_t)len)) != 0)
+			fatal_fr(r, "sshbuf");
+		lane_reply(b, l);
+	}
+}
+
+/*
+ * Send what can be sent, then wait until a lane takes more of what is
+ * queued on it or has a reply, and read one reply of each lane that has.
+ */
+static void
+batch_step(struct sftp_batch *b)
+{
+	struct pollfd pfd[2 * SFTP_STREAMS_MAX];
+	int rd[SFTP_STREAMS_MAX], wr[SFTP_STREAMS_MAX];
+	struct lane *l;
+	u_int i, nlanes, n = 0;
+
+	batch_fill(b);
+	batch_reap(b);
+	nlanes = b->nlanes;
+	for (i = 0; i < nlanes; i++) {
+		l = b->lanes[i];
+		rd[i] = wr[i] = -1;
+		if (l->lost)
+			continue;
+		if (!TAILQ_EMPTY(&l->reqs)) {
+			pfd[n].fd = l->fd_in;
+			pfd[n].events = POLLIN;
+			rd[i] = n++;
+		}
+		if (sshbuf_len(l->out) > 0) {
+			pfd[n].fd = l->fd_out;
+			pfd[n].events = POLLOUT;
+			wr[i] = n++;
+		}
+	}
+	if (n == 0)
+		return;
+	if (poll(pfd, n, -1) == -1) {
+		if (errno == EINTR || errno == EAGAIN)
+			return;
+		fatal_f("poll: %s", strerror(errno));
+	}
+	for (i = 0; i < nlanes; i++) {
+		l = b->lanes[i];
+		if (wr[i] != -1 && pfd[wr[i]].revents != 0)
+			(void)lane_flush(b, l, 0);
+		if (rd[i] != -1 && pfd[rd[i]].revents != 0 && !l->lost &&
+		    !TAILQ_EMPTY(&l->reqs))
+			lane_read(b, l);
+	}
 }
 
 static struct xfer *
@@ -2251,7 +2787,7 @@ batch_full(const struct sftp_batch *b)
 	if (b->nqueued > b->max_files)
 		return 1;
 	return (b->params.open_handles == 1 || b->one_file) &&
-	    (b->nqueued > 0 || !TAILQ_EMPTY(&b->reqs));
+	    (b->nqueued > 0 || b->nreqs != 0);
 }
 
 /* Queue a file; wait while the batch is full. */
@@ -2265,6 +2801,7 @@ batch_add(struct sftp_batch *b, struct xfer *x)
 	batch_reap(b);
 	while (batch_full(b) && !interrupted)
 		batch_step(b);
+	batch_leave(b);
 	return 0;
 }
 
@@ -2308,6 +2845,7 @@ note_add(struct sftp_batch *b, int kind, const char *say)
 	TAILQ_INSERT_TAIL(&b->queued, x, tq);
 	batch_fill(b);
 	batch_reap(b);
+	batch_leave(b);
 }
 
 static void
@@ -2410,9 +2948,10 @@ batch_dirs(struct sftp_batch *b)
 			continue;
 		}
 		debug2("Sending SSH2_FXP_SETSTAT \"%s\"", x->dst);
+		x->lane = b->lanes[0];
 		send_path_setstat(b, x, &x->a);
 	}
-	while (!TAILQ_EMPTY(&b->reqs))
+	while (b->nreqs != 0)
 		batch_step(b);
 }
 
@@ -2425,7 +2964,7 @@ sftp_batch_finish(struct sftp_batch *b)
 	batch_arg_end(b);
 	for (;;) {
 		batch_step(b);
-		if (TAILQ_EMPTY(&b->reqs) &&
+		if (b->nreqs == 0 &&
 		    (interrupted || TAILQ_EMPTY(&b->queued)))
 			break;
 	}
@@ -2435,7 +2974,10 @@ sftp_batch_finish(struct sftp_batch *b)
 	queued_logs_print(b);
 	set_log_handler(NULL, NULL);
 	batch_dirs(b);
+	batch_leave(b);
 	debug_f("%u files, up to %u open at once", b->nfiles, b->peak);
+	if (b->nlanes > 1)
+		debug("%u files over %u streams", b->nfiles, b->nlanes);
 	if (!TAILQ_EMPTY(&b->queued) || interrupted)
 		b->failed = 1;
 	return b->failed ? -1 : 0;

@@ -18,7 +18,7 @@
 # Then regress/run-tests.sh runs SUITES (default: security basic interop
 # chachapoly mtaes mtlife mtpeer mtchacha none noneswitch nonemac
 # kexguess rekey mptcp stats translog window windowlong busy sftppipe
-# sftpbatch sftpadv hpnpeer resume resumecut resumessh verdict memory
+# sftpbatch streams sftpadv hpnpeer resume resumecut resumessh verdict memory
 # cross) with HPN_BUILD and STOCK_BUILD on that
 # release, HPN_PEER_BUILD on build/hpn and HPN_OTHER_RELEASE=yes: the suites
 # exercise each hunk of the release's series and leave to make check
@@ -42,7 +42,7 @@ fi
 CUR="$1"
 DIR="${2:-}"
 MAKE="${MAKE:-make}"
-SUITES="${SUITES:-security basic interop chachapoly mtaes mtlife mtpeer mtchacha none noneswitch nonemac kexguess rekey mptcp stats translog window windowlong busy sftppipe sftpbatch sftpadv hpnpeer resume resumecut resumessh verdict memory cross}"
+SUITES="${SUITES:-security basic interop chachapoly mtaes mtlife mtpeer mtchacha none noneswitch nonemac kexguess rekey mptcp stats translog window windowlong busy sftppipe sftpbatch streams sftpadv hpnpeer resume resumecut resumessh verdict memory cross}"
 TOP=`pwd`
 RELEASES="$TOP/patches/releases"
 [ -f "$RELEASES" ] || { echo "check-releases: run me from the top directory" >&2; exit 2; }

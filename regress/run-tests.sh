@@ -23,7 +23,7 @@ export HPN_TOP
 export HPN_BUILD="${HPN_BUILD:-$HPN_TOP/build/hpn}"
 export STOCK_BUILD="${STOCK_BUILD:-$HPN_TOP/build/stock}"
 
-QUICK="build docs security unit basic interop chachapoly mtaes mtlife mtpeer mtchacha none noneswitch nonemac kexguess rekey mptcp stats translog window windowlong busy sftppipe sftpbatch sftpadv zoo hpnpeer resume resumecut resumessh verdict sftpfuzz memory dist"
+QUICK="build docs security unit basic interop chachapoly mtaes mtlife mtpeer mtchacha none noneswitch nonemac kexguess rekey mptcp stats translog window windowlong busy sftppipe sftpbatch streams sftpadv zoo hpnpeer resume resumecut resumessh verdict sftpfuzz memory dist"
 
 if [ $# -eq 0 ]; then
 	set -- quick

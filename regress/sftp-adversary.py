@@ -31,6 +31,10 @@
 #   log=FILE       append "open PATH", "close PATH" lines to FILE,
 #                  "stopped PID" when stop= takes effect, and "data PATH
 #                  OFF N" for each READ answered and WRITE done
+#   count=DIR      with only: number each server started in DIR, 1 on
+#   only=K         only the Kth server numbered in DIR (scp and sftp run
+#                  one for each SFTP session: -X streams) takes the other
+#                  switches but log and seed; the rest serve plainly
 #   checkfile=HOW  state and answer check-file-handle and check-file-name
 #                  (draft-ietf-secsh-filexfer-extensions-00): HOW is ok,
 #                  bad (hashes of other bytes), fail (FAILURE), unsup
@@ -83,10 +87,22 @@ def options():
                      "restart", "failread", "failwrite", "failname",
                      "refuse", "handles", "nolimits", "nosize", "stop",
                      "drop", "hostile", "seed", "log", "checkfile",
-                     "holddir"):
+                     "holddir", "count", "only"):
             sys.stderr.write("sftp-adversary: unknown switch %r\n" % k)
             sys.exit(2)
         opts[k] = v
+    if "only" in opts:
+        n = 1
+        while True:
+            try:
+                os.close(os.open(os.path.join(opts["count"],
+                                              "server.%d" % n),
+                                 os.O_CREAT | os.O_EXCL))
+                break
+            except FileExistsError:
+                n += 1
+        if n != int(opts["only"]):
+            opts = {k: v for k, v in opts.items() if k in ("log", "seed")}
     return opts
 
 

@@ -141,8 +141,9 @@ if [ -c /dev/full ]; then
 		    hpntest:/dev/full >/dev/null 2>"$TESTDIR/full.$who.log"
 		echo $? >"$TESTDIR/full.$who.rc"
 		# -vvv's channel list (indented "#N ..." lines, then an
-		# empty one) is chatter too.
-		grep -v '^  #\|^$' "$TESTDIR/full.$who.log" |
+		# empty one, with a carriage return) is chatter too: ours,
+		# the master of streams' control socket, lists once more.
+		grep -v "^  #\|^`printf '\r'`*\$" "$TESTDIR/full.$who.log" |
 		    client_messages >"$TESTDIR/full.$who.msg"
 	done
 	if ! [ -s "$TESTDIR/full.hpn.msg" ] ||

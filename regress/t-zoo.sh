@@ -12,7 +12,10 @@
 #       proftpd-core, proftpd-mod-crypto) with AllowStoreRestart on, off
 #   mina  Apache MINA SSHD 2.20 with sshd-sftp (regress/zoo/mina, Maven)
 # Each case ZOO_ROUNDS times (races show only sometimes): put -r, get -r,
-# scp -r both ways, over a destination whose files are longer than their
+# scp -r both ways (and again, ours over three SFTP sessions: -X
+# streams=3, a channel each through ssh's control socket, or the -D
+# server run three times; against ProFTPD, which serves one session per
+# connection, -X connections=3), over a destination whose files are longer than their
 # sources, of a tree with sizes at every 32 KiB edge and one file of
 # several MiB, and that file alone by scp both ways; put -r -p (times
 # kept); put -a -r and get -a -r over every file's first half; resume
@@ -72,6 +75,17 @@ zoo_bad() {
 # destination (a fresh copy of before/, or of src/ for uploads' source
 # side) in $TESTDIR/dst.WHO.
 zoo_run() {
+	# A mode ending in -s: ours over three SFTP sessions (-X streams);
+	# ProFTPD's mod_sftp serves one SFTP session per connection (a
+	# second one, even after the first ended, stalls and ends the
+	# connection, with stock's sftp too): three connections there.
+	_x=""
+	case $3:$2 in
+	*-s:proftpd-*)	[ $1 = stock ] || _x="-X connections=3"
+			set -- "$1" "$2" "${3%-s}" ;;
+	*-s:*)		[ $1 = stock ] || _x="-X streams=3"
+			set -- "$1" "$2" "${3%-s}" ;;
+	esac
 	_b=`zoo_build $1`
 	_d="$TESTDIR/dst.$1"
 	rm -rf "$_d"
@@ -104,6 +118,7 @@ zoo_run() {
 	_who=$1
 	_mode=$3
 	shift 3
+	set -- "$@" $_x
 	case $_mode in
 	put-r)	_c="put -r $TESTDIR/src $_d" ;;
 	put-rp)	_c="put -r -p $TESTDIR/src $_d" ;;
@@ -287,7 +302,8 @@ touch -d '2001-02-03 04:05:06' "$TESTDIR/src/f0" "$TESTDIR/src/a/big" \
     "$TESTDIR/src/a/b/f30"
 ZOO_MODES="${ZOO_MODES:-put-r get-r scp-up-r scp-down-r put-rp scp-up-big
 	scp-down-big put-a get-a reget reput scp-z-up scp-z-down scp-z-absent
-	scp-z-whole reget-wrong reput-wrong scp-z-wrong}"
+	scp-z-whole reget-wrong reput-wrong scp-z-wrong put-r-s get-r-s
+	scp-up-r-s scp-down-r-s}"
 # Elsewhere than on the default release, each case once.
 ! other_release || ZOO_ROUNDS=1
 

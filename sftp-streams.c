@@ -1,0 +1,514 @@
+/*
+ * Copyright (c) 2026 The hpn-patches authors.
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * More SFTP sessions for one scp or sftp (sftp-streams.h).
+ *
+ * A stock server gives each session channel a window of 2 MiB: an
+ * upload over one channel moves 2 MiB per round trip, whatever the link
+ * (20 MB/s at 100 ms).  Each further session has a window of its own.
+ *
+ * The extra sessions are channels of the same connection: scp and sftp
+ * make their ssh the master of a control socket of their own, in a
+ * directory only they use (ControlMaster, ControlPath), and each stream
+ * is an ssh that asks that master for one more session running the
+ * sftp subsystem.  That needs nothing of the server but what it gives
+ * every client (MaxSessions, 10 by default), and no second login; ssh
+ * itself is unchanged, so a stock ssh given with -S works the same.  A
+ * session the server refuses makes that stream's ssh fail (it is given
+ * a ProxyCommand that fails, so that it never logs in anew): no more
+ * streams open, and the copy goes on over those there are.
+ *
+ * -X connections=N asks for N connections: the first N - 1 extra
+ * streams log in anew, without a prompt (BatchMode: keys, an agent,
+ * GSSAPI), each to its own sshd and so its own CPU.
+ *
+ * With -D (no ssh), each stream runs the server command again.
+ *
+ * Streams stay open from the first batch that wants them to the end of
+ * the program, for the next batch (sftp's next get or put).
+ */
+
+#include "includes.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xmalloc.h"
+#include "log.h"
+#include "misc.h"
+#include "sshbuf.h"
+#include "sftp.h"
+#include "sftp-common.h"
+#include "sftp-client.h"
+#include "sftp-streams.h"
+
+/* An extra stream: its session and the process that carries it. */
+struct stream {
+	struct sftp_conn *conn;
+	pid_t pid;
+	int fd_in, fd_out;
+	int login;		/* a connection of its own */
+};
+
+static u_int streams_max;	/* -X streams=N; 0: by itself (auto) */
+static u_int connections = 1;	/* -X connections=N */
+static arglist stream_args;	/* an extra stream's command line */
+static arglist login_args;	/* an extra connection's */
+static int have_args;
+static u_int ctl_index;		/* the main command line's ControlMaster */
+static char *ctl_dir, *ctl_path;
+static int prepared;		/* sftp_streams_ssh() ran */
+static int direct;		/* -D: the server command again */
+static int streams_off;		/* a second connection: none at all */
+static int streams_refused;	/* one failed to start: no more */
+static struct sftp_conn *main_conn;
+static struct stream streams[SFTP_STREAMS_MAX];
+static u_int nstreams, nlogins;
+
+/* -X streams=N, -X connections=N: 0 if it is one of those. */
+int
+sftp_streams_option(const char *opt)
+{
+	const char *errstr, *val, *what;
+	u_int *v;
+
+	if (strncmp(opt, "streams=", 8) == 0) {
+		v = &streams_max;
+		val = opt + 8;
+		what = "streams";
+		if (strcmp(val, "auto") == 0) {
+			*v = 0;
+			return 0;
+		}
+	} else if (strncmp(opt, "connections=", 12) == 0) {
+		v = &connections;
+		val = opt + 12;
+		what = "connections";
+	} else
+		return -1;
+	*v = (u_int)strtonum(val, 1, SFTP_STREAMS_MAX, &errstr);
+	if (errstr != NULL)
+		fatal("Invalid number of %s \"%s\": %s", what, val, errstr);
+	return 0;
+}
+
+/* Streams a batch may use, its own connection's included. */
+u_int
+sftp_streams_max(void)
+{
+	if (!have_args || streams_off)
+		return 1;
+	if (streams_max == 0)
+		return MAXIMUM(SFTP_STREAMS_AUTO, connections);
+	return MAXIMUM(streams_max, connections);
+}
+
+/* Whether more streams open only where they help (sftp-batch.c). */
+int
+sftp_streams_auto(void)
+{
+	return streams_max == 0 && connections == 1;
+}
+
+static void
+streams_cleanup(void)
+{
+	if (ctl_path != NULL)
+		(void)unlink(ctl_path);
+	if (ctl_dir != NULL)
+		(void)rmdir(ctl_dir);
+}
+
+/* args with the ControlMaster option at ctl_index replaced by opts. */
+static void
+args_with(arglist *out, const arglist *args, const arglist *tail,
+    const char *opt1, const char *opt2, const char *opt3)
+{
+	u_int i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < args->num; i++) {
+		if (i != ctl_index) {
+			addargs(out, "%s", args->list[i]);
+			continue;
+		}
+		addargs(out, "%s", opt1);
+		addargs(out, "%s", opt2);
+		addargs(out, "%s", opt3);
+	}
+	for (i = 0; tail != NULL && i < tail->num; i++)
+		addargs(out, "%s", tail->list[i]);
+}
+
+/*
+ * The control socket the user's configuration gives the connection, if
+ * one is there (a master the user started): what ssh -G says of the
+ * same command line.
+ */
+static char *
+user_master(const arglist *args, const arglist *tail)
+{
+	arglist g;
+	struct stat st;
+	FILE *f;
+	char *line = NULL, *path = NULL;
+	size_t len = 0;
+	int p[2], devnull;
+	pid_t pid;
+	u_int i;
+
+	memset(&g, 0, sizeof(g));
+	addargs(&g, "%s", args->list[0]);
+	addargs(&g, "-G");
+	for (i = 1; i < args->num; i++)
+		addargs(&g, "%s", args->list[i]);
+	for (i = 0; tail != NULL && i < tail->num; i++)
+		addargs(&g, "%s", tail->list[i]);
+	if (pipe(p) == -1 || (pid = fork()) == -1) {
+		freeargs(&g);
+		return NULL;
+	}
+	if (pid == 0) {
+		if (dup2(p[1], STDOUT_FILENO) == -1)
+			_exit(1);
+		if ((devnull = open(_PATH_DEVNULL, O_RDWR)) != -1) {
+			(void)dup2(devnull, STDIN_FILENO);
+			(void)dup2(devnull, STDERR_FILENO);
+		}
+		closefrom(STDERR_FILENO + 1);
+		execvp(g.list[0], g.list);
+		_exit(1);
+	}
+	close(p[1]);
+	if ((f = fdopen(p[0], "r")) == NULL)
+		close(p[0]);
+	while (f != NULL && getline(&line, &len, f) != -1) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (path == NULL && strncmp(line, "controlpath ", 12) == 0 &&
+		    strcmp(line + 12, "none") != 0)
+			path = xstrdup(line + 12);
+	}
+	if (f != NULL)
+		fclose(f);
+	free(line);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	freeargs(&g);
+	if (path != NULL && (stat(path, &st) == -1 || !S_ISSOCK(st.st_mode))) {
+		free(path);
+		path = NULL;
+	}
+	return path;
+}
+
+/*
+ * args is the ssh command line of the connection, with its ControlMaster
+ * option ("-oControlMaster no", as scp and sftp give it); tail, if not
+ * NULL, what follows it (the host and the subsystem).  Where streams may
+ * open, the ssh becomes the master of a private control socket, and the
+ * command lines of extra streams are kept.  A second connection (scp
+ * between two remotes) has no streams, nor has the first.
+ */
+void
+sftp_streams_ssh(arglist *args, const arglist *tail)
+{
+	const char *tmp;
+	char *path, *upath;
+	arglist m;
+	u_int i;
+
+	if (prepared) {
+		if (ctl_dir != NULL) {
+			replacearg(args, ctl_index, "-oControlMaster=no");
+			replacearg(args, ctl_index + 1, "-oControlPath=none");
+		}
+		streams_off = 1;
+		return;
+	}
+	prepared = 1;
+	if (streams_max == 1 && connections == 1)
+		return;
+	for (i = 0; i < args->num; i++) {
+		if (strncasecmp(args->list[i], "-oControlMaster", 15) == 0)
+			break;
+	}
+	if (i == args->num)
+		fatal_f("no ControlMaster option");
+	ctl_index = i;
+	/*
+	 * A master the user started for this host (ControlPath): the
+	 * streams are its sessions, as the connection itself is.
+	 */
+	if ((upath = user_master(args, tail)) != NULL) {
+		xasprintf(&path, "-oControlPath=%s", upath);
+		args_with(&stream_args, args, tail, "-oControlMaster=no",
+		    path, "-oProxyCommand=false");
+		args_with(&login_args, args, tail, "-oControlMaster=no",
+		    "-oControlPath=none", "-oBatchMode=yes");
+		debug_f("streams through the master at %s", upath);
+		free(path);
+		free(upath);
+		have_args = 1;
+		return;
+	}
+	/* A socket's path is short: ssh adds 17 bytes to it meanwhile. */
+	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0' ||
+	    strlen(tmp) > 48)
+		tmp = "/tmp";
+	xasprintf(&ctl_dir, "%s/sftp-streams.XXXXXX", tmp);
+	if (mkdtemp(ctl_dir) == NULL) {
+		debug_f("mkdtemp %s: %s: one stream", ctl_dir, strerror(errno));
+		free(ctl_dir);
+		ctl_dir = NULL;
+		return;
+	}
+	xasprintf(&ctl_path, "%s/s", ctl_dir);
+	atexit(streams_cleanup);
+
+	xasprintf(&path, "-oControlPath=%s", ctl_path);
+	/* Where the master refuses, ssh would connect itself: it fails. */
+	args_with(&stream_args, args, tail, "-oControlMaster=no", path,
+	    "-oProxyCommand=false");
+	args_with(&login_args, args, tail, "-oControlMaster=no",
+	    "-oControlPath=none", "-oBatchMode=yes");
+	args_with(&m, args, NULL, "-oControlMaster=yes", path,
+	    "-oControlPersist=no");
+	free(path);
+	freeargs(args);
+	*args = m;
+	have_args = 1;
+}
+
+/* -D: each stream runs the server command again. */
+void
+sftp_streams_direct(const char *command)
+{
+	int r, argc;
+	char **argv;
+	u_int i;
+
+	if (streams_max == 1 && connections == 1)
+		return;
+	if ((r = argv_split(command, &argc, &argv, 1)) != 0 || argc == 0) {
+		debug_f("cannot split \"%s\": one stream", command);
+		return;
+	}
+	memset(&stream_args, 0, sizeof(stream_args));
+	for (i = 0; i < (u_int)argc; i++)
+		addargs(&stream_args, "%s", argv[i]);
+	argv_free(argv, argc);
+	memset(&login_args, 0, sizeof(login_args));
+	for (i = 0; i < stream_args.num; i++)
+		addargs(&login_args, "%s", stream_args.list[i]);
+	have_args = direct = 1;
+}
+
+/* Start argv with its standard input and output ours; -1 if it fails. */
+static int
+stream_start(struct stream *s, char **argv)
+{
+	int devnull;
+#ifdef USE_PIPES
+	int pin[2], pout[2];
+
+	if (pipe(pin) == -1 || pipe(pout) == -1) {
+		error_f("pipe: %s", strerror(errno));
+		return -1;
+	}
+#else
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1) {
+		error_f("socketpair: %s", strerror(errno));
+		return -1;
+	}
+#endif
+	if ((s->pid = fork()) == -1) {
+		error_f("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (s->pid == 0) {
+#ifdef USE_PIPES
+		if (dup2(pin[0], STDIN_FILENO) == -1 ||
+		    dup2(pout[1], STDOUT_FILENO) == -1)
+			_exit(1);
+#else
+		if (dup2(sv[1], STDIN_FILENO) == -1 ||
+		    dup2(sv[1], STDOUT_FILENO) == -1)
+			_exit(1);
+#endif
+		closefrom(STDERR_FILENO + 1);
+		/* What a refused stream says is not for the user. */
+		if (log_level_get() < SYSLOG_LEVEL_DEBUG1 &&
+		    (devnull = open(_PATH_DEVNULL, O_WRONLY)) != -1) {
+			(void)dup2(devnull, STDERR_FILENO);
+			if (devnull > STDERR_FILENO)
+				close(devnull);
+		}
+		/*
+		 * ssh's master writes this stream's data to these (passed
+		 * to it), in the mode they had: without O_NONBLOCK it would
+		 * wait on a lane scp or sftp is not reading at that moment,
+		 * and so hold back every other lane.
+		 */
+		if (!direct && (set_nonblock(STDIN_FILENO) == -1 ||
+		    set_nonblock(STDOUT_FILENO) == -1))
+			_exit(1);
+		/* ^C stops the copy, not its streams (as sftp's ssh). */
+		ssh_signal(SIGINT, SIG_IGN);
+		ssh_signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		_exit(1);
+	}
+#ifdef USE_PIPES
+	close(pin[0]);
+	close(pout[1]);
+	s->fd_in = pout[0];
+	s->fd_out = pin[1];
+#else
+	close(sv[1]);
+	s->fd_in = s->fd_out = sv[0];
+#endif
+	fcntl(s->fd_in, F_SETFD, FD_CLOEXEC);
+	fcntl(s->fd_out, F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+static void
+stream_end(struct stream *s)
+{
+	if (s->fd_in != -1)
+		close(s->fd_in);
+	if (s->fd_out != s->fd_in && s->fd_out != -1)
+		close(s->fd_out);
+	s->fd_in = s->fd_out = -1;
+	if (s->pid > 1) {
+		while (waitpid(s->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	s->pid = -1;
+	sftp_free(s->conn);
+	s->conn = NULL;
+}
+
+/*
+ * Extra stream n (1 and on) of the connection main: one open already,
+ * or one opened now, with the ahead - 1 after it: they start together
+ * (each costs a few round trips: the channel, the subsystem, the
+ * version), the batch waiting once.  NULL if no more open.
+ */
+struct sftp_conn *
+sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead)
+{
+	struct stream *s;
+	u_int i, want, started;
+	int login;
+
+	if (main_conn == NULL)
+		main_conn = main;
+	if (main != main_conn || n == 0 || n >= SFTP_STREAMS_MAX ||
+	    n >= sftp_streams_max())
+		return NULL;
+	if (n <= nstreams)
+		return streams[n - 1].conn;
+	if (streams_refused || n != nstreams + 1)
+		return NULL;
+	want = MINIMUM(MAXIMUM(ahead, 1), sftp_streams_max() - n);
+	/* Start them all, each sent its INIT... */
+	for (started = 0; started < want; started++) {
+		s = &streams[nstreams + started];
+		memset(s, 0, sizeof(*s));
+		s->fd_in = s->fd_out = -1;
+		s->login = nlogins + started + 1 < connections;
+		if (stream_start(s, s->login ? login_args.list :
+		    stream_args.list) != 0 ||
+		    sftp_stream_hello(s->fd_out) != 0) {
+			if (s->pid > 1)
+				kill(s->pid, SIGTERM);
+			stream_end(s);
+			break;
+		}
+	}
+	/*
+	 * ...then each one's version, in turn.  One the server refused
+	 * (MaxSessions) means no more later; those it took are kept.
+	 */
+	for (i = 0; i < started; i++) {
+		s = &streams[nstreams];
+		login = s->login;
+		if ((s->conn = sftp_init_stream(s->fd_in, s->fd_out,
+		    main)) == NULL) {
+			if (s->pid > 1)
+				kill(s->pid, SIGTERM);
+			stream_end(s);
+			debug_f("a stream did not start");
+			streams_refused = 1;
+			if (i + 1 < started)
+				memmove(s, s + 1, (started - i - 1) * sizeof(*s));
+			continue;
+		}
+		nlogins += login;
+		nstreams++;
+		debug_f("stream %u: %s", nstreams, direct ?
+		    "the server command again" : login ?
+		    "a connection of its own" : "a channel of the connection");
+	}
+	if (started < want)
+		streams_refused = 1;
+	return n <= nstreams ? streams[n - 1].conn : NULL;
+}
+
+/* Stream conn's session ended: it is closed, and not used again. */
+void
+sftp_streams_lost(struct sftp_conn *conn)
+{
+	u_int i;
+
+	for (i = 0; i < nstreams; i++) {
+		if (streams[i].conn != conn)
+			continue;
+		stream_end(&streams[i]);
+		nlogins -= streams[i].login;
+		memmove(&streams[i], &streams[i + 1],
+		    (nstreams - i - 1) * sizeof(*streams));
+		nstreams--;
+		/* Another may open in its place in the next batch. */
+		return;
+	}
+}
+
+/* The end of the program: each stream's session ends. */
+void
+sftp_streams_close(void)
+{
+	u_int i;
+
+	for (i = 0; i < nstreams; i++)
+		stream_end(&streams[i]);
+	nstreams = nlogins = 0;
+}
