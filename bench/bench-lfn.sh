@@ -24,13 +24,17 @@
 # RSS.  BENCH_PAIRS (default "stock->stock patched->patched stock->patched
 # patched<-stock") and BENCH_METHODS (default "ssh-file ssh-pipe scp
 # sftp"; "ssh-file scp sftp" on links of 600 ms or more; "tar-tree",
-# "scp-tree" and "sftp-tree" copy a tree of BENCH_TREE_FILES files of 64
-# KiB, default 1000: tar c | ssh tar x, scp -r and sftp put/get -r;
+# "scp-tree" and "sftp-tree" copy a tree of BENCH_TREE_FILES files of
+# BENCH_TREE_KIB KiB, default 1000 of 64: tar c | ssh tar x, scp -r and sftp put/get -r;
 # "ssh-file-x8" runs eight ssh-file transfers of an eighth each at once,
 # on eight connections, "ssh-mux-x8" the same as eight sessions of one
 # ControlMaster connection, and their server RSS is the sum over all of
-# sshd's processes) select rows; "patched->stock" is our ssh uploading
-# to the unpatched sshd.  With
+# sshd's processes; "rclone", "lftp", "rclone-tree" and "lftp-tree" run
+# those clients in their parallel modes, 8 files or ranges at once, and
+# only in the pairs "patched->stock" and "patched<-stock": against the
+# stock sshd, whoever's client) select rows; "patched->stock" is our ssh
+# uploading to the unpatched sshd, "stock<-stock" stock downloading from
+# it.  With
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
@@ -159,6 +163,12 @@ cmd() {
 	_t="$TESTDIR/tree.dst"
 	_rmt="rm -rf $_t"
 	_m="$TESTDIR/mux.ctl"
+	_rc="rclone -q --config /dev/null --transfers 8 --multi-thread-streams 8"
+	_rc="$_rc --ignore-checksum --sftp-disable-hashcheck"
+	_rr=":sftp,host=$LFN_ADDR_B,port=$SSHD_PORT,user=$USER"
+	_rr="$_rr,key_file=$TESTDIR/id_ed25519:"
+	_lf="lftp -c \"set sftp:connect-program '$SYS_SSH -a -x -F $SSH_CONFIG';"
+	_lf="$_lf set xfer:clobber on; open sftp://hpntest;"
 	case "$1:$2" in
 	up:ssh-file)	echo "$3 $_o hpntest 'cat >/dev/null' <$6" ;;
 	up:ssh-pipe)	echo "cat $6 | $3 $_o hpntest 'cat >/dev/null'" ;;
@@ -195,6 +205,17 @@ cmd() {
 	down:sftp-tree)	printf 'get -r %s %s\n' "$6" "$_t" >"$TESTDIR/b.$1"
 			echo "$_rmt; $5 -q -S $3 $_o $_sftp -b $TESTDIR/b.$1" \
 			    "hpntest" ;;
+	# rclone (its own SSH, 8 files at once; a download of one file in
+	# 8 ranges at once) and lftp (through Debian's ssh; 8 files at
+	# once, pget of one file in 8 ranges): others' parallel modes.
+	up:rclone)	echo "$_rc copyto $6 $_rr$_t.1" ;;
+	down:rclone)	echo "rm -f $_t.1; $_rc copyto $_rr$6 $_t.1" ;;
+	up:rclone-tree)	echo "$_rmt; $_rc copy $6 $_rr$_t" ;;
+	down:rclone-tree) echo "$_rmt; $_rc copy $_rr$6 $_t" ;;
+	up:lftp)	echo "$_lf put $6 -o $_t.1\"" ;;
+	down:lftp)	echo "rm -f $_t.1; $_lf pget -n 8 $6 -o $_t.1\"" ;;
+	up:lftp-tree)	echo "$_rmt; $_lf mirror -R --parallel=8 $6 $_t\"" ;;
+	down:lftp-tree)	echo "$_rmt; $_lf mirror --parallel=8 $6 $_t\"" ;;
 	esac
 }
 
@@ -211,6 +232,12 @@ bench_pair() {
 	_cb="$3"
 	lfn_start_sshd "b`echo "$_label" | tr -c 'a-z\n' _`" "$4"
 	for _m in $METHODS; do
+		# Others' clients, once per direction against the stock sshd.
+		case $_m:$_label in
+		rclone*:patched-\>stock|lftp*:patched-\>stock) ;;
+		rclone*:patched\<-stock|lftp*:patched\<-stock) ;;
+		rclone*|lftp*) continue ;;
+		esac
 		: >"$TESTDIR/runs"
 		case $_m in
 		*-tree)	_e="$EMPTY_TREE" _d="$TREE" _b=$TREE_BYTES ;;
@@ -252,7 +279,7 @@ bench_pair() {
 		    -v lo="$_lo" -v hi="$_hi" -v runs=$RUNS -v dips=$_dips 'BEGIN {
 			cc = cc == "-" ? "-" : sprintf("%.2f", cc)
 			cr = cr == "-" ? "-" : sprintf("%.0f", cr)
-			printf "%-18s %-9s %8.1f %6.0f%% %9s %9.2f %7s %7.0f", l,
+			printf "%-18s %-11s %8.1f %6.0f%% %9s %9.2f %7s %7.0f", l,
 			    m, mbs, 100 * mbs / raw, cc, sc, cr, sr
 			if (runs > 1)
 				printf "   %3.0f-%.0f%%", 100 * lo / raw,
@@ -284,13 +311,16 @@ window_row() {
 EMPTY="$TESTDIR/empty"
 : >"$EMPTY"
 : >"$EMPTY.x8"
-# The tree of the *-tree methods: BENCH_TREE_FILES files of 64 KiB.
+# The tree of the *-tree methods: BENCH_TREE_FILES files of
+# BENCH_TREE_KIB KiB (default 1000 of 64).
 TREE_FILES=${BENCH_TREE_FILES:-1000}
-case "$TREE_FILES" in
-''|*[!0-9]*|0)	echo "bench-lfn: BENCH_TREE_FILES must be a positive number, not '$TREE_FILES'" >&2
-		exit 1 ;;
+TREE_KIB=${BENCH_TREE_KIB:-64}
+case "$TREE_FILES:$TREE_KIB" in
+*[!0-9:]*|0:*|*:0|:*|*:)
+	echo "bench-lfn: BENCH_TREE_FILES and BENCH_TREE_KIB must be positive numbers, not '$TREE_FILES' and '$TREE_KIB'" >&2
+	exit 1 ;;
 esac
-TREE_BYTES=`expr $TREE_FILES \* 65536`
+TREE_BYTES=`expr $TREE_FILES \* $TREE_KIB \* 1024`
 EMPTY_TREE="$TESTDIR/emptytree"
 mkdir "$EMPTY_TREE"
 case " ${BENCH_METHODS:-} " in
@@ -299,10 +329,10 @@ case " ${BENCH_METHODS:-} " in
 	mkdir "$TREE"
 	_i=0
 	while [ $_i -lt $TREE_FILES ]; do
-		head -c 65536 /dev/urandom >"$TREE/f$_i"
+		head -c `expr $TREE_KIB \* 1024` /dev/urandom >"$TREE/f$_i"
 		_i=`expr $_i + 1`
 	done
-	echo "tree: $TREE_FILES files of 64 KiB (the *-tree rows: MB/s over" \
+	echo "tree: $TREE_FILES files of $TREE_KIB KiB (the *-tree rows: MB/s over" \
 	    "`expr $TREE_BYTES / 1048576` MiB)"
 	;;
 esac
@@ -335,7 +365,7 @@ for link in $LINKS; do
 	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
 	    '{ printf "%.2f", ($1 - $2) * g / b }'` s/GiB"
 	[ $RUNS -eq 1 ] || echo "each row: medians of $RUNS runs; last column: lowest-highest % of raw TCP"
-	printf "%-18s %-9s %8s %7s %9s %9s %7s %7s" pair method "MB/s" "raw" \
+	printf "%-18s %-11s %8s %7s %9s %9s %7s %7s" pair method "MB/s" "raw" \
 	    "cli s/GiB" "srv s/GiB" "cli MiB" "srv MiB"
 	[ $RUNS -eq 1 ] && echo || printf "   %s\n" "runs"
 	for pair in $PAIRS; do
@@ -346,6 +376,7 @@ for link in $LINKS; do
 		"patched<-stock") bench_pair "$pair" down "$HPN_BUILD" stock ;;
 		"patched->stock") bench_pair "$pair" up "$HPN_BUILD" stock ;;
 		"patched<-patched") bench_pair "$pair" down "$HPN_BUILD" hpn ;;
+		"stock<-stock")	bench_pair "$pair" down "$STOCK_BUILD" stock ;;
 		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
 		esac
 	done
