@@ -412,7 +412,7 @@ stream_end(struct stream *s)
 			;
 	}
 	s->pid = -1;
-	sftp_free(s->conn);
+	sftp_stream_free(s->conn);
 	s->conn = NULL;
 }
 
