@@ -257,8 +257,17 @@ sftp_streams_ssh(arglist *args, const arglist *tail)
 		if (strncasecmp(args->list[i], "-oControlMaster", 15) == 0)
 			break;
 	}
-	if (i == args->num)
-		fatal_f("no ControlMaster option");
+	if (i == args->num) {
+		/* 9.2p1's scp gives none: one as later ones give it. */
+		memset(&m, 0, sizeof(m));
+		addargs(&m, "%s", args->list[0]);
+		addargs(&m, "-oControlMaster=no");
+		for (i = 1; i < args->num; i++)
+			addargs(&m, "%s", args->list[i]);
+		freeargs(args);
+		*args = m;
+		i = 1;
+	}
 	ctl_index = i;
 	/*
 	 * A master the user started for this host (ControlPath): the
