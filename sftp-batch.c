@@ -42,6 +42,10 @@
  *     and both files of the clash are copied again (handle_clash()).
  *  5. A file is reported whole only when every byte of it was answered
  *     with success; else it is cut back to kept_end() and named.
+ *  6. A file split into parts (batch_split()) is written or read by
+ *     several handles at once, each a range of it on its own lane: its
+ *     size, attributes and close wait for every part's close, and it
+ *     is whole only when every range is (kept_end() walks them).
  * Other files keep the pipe full meanwhile.  A download sends its open,
  * then reads up to the size its directory listing gave and one more for
  * the end of the file; the rest of a short reply is always asked for.
@@ -71,6 +75,13 @@
  * an argument's failure line, what sftp and scp log meanwhile (batch_log())
  * and each file's errors are queued between the files, so they come in
  * the order a copy of one file at a time gives them.
+ *
+ * Several lanes (sftp-streams.c) carry a batch against a server whose
+ * channel window holds each session back: files are spread over them,
+ * and once no file waits to start, the largest range still to send of
+ * a file under way is split, its upper half a part of the file on
+ * another lane (batch_split()): one big file, or the last ones of a
+ * tree, fill every lane.
  *
  * With SFTP_BATCH_RESUME (patch 0010) each file's target part is first
  * compared with its source (sftp-resume.c), and its data goes on from
@@ -156,7 +167,13 @@ extern int showprogress;
  *   res.gate  -      -       -      -        any     any  refused any
  *   close_id  -      -       -      -        -       -    yes     any
  * ("-": not set; "dl": a download's only; "tail": with res.tail only;
- * "refused": with res.gate -1 only.)  In every state: no reads or writes
+ * "refused": with res.gate -1 only.)  A part (batch_split(): parent set)
+ * is OPENING, DATA, CLOSING or DONE, has no fd (its file's is used) and
+ * nothing of a resumed file's; its file has nparts set and stays in
+ * DATA until every part is DONE, is reaped with them, and keeps what is
+ * the whole file's (fd, size, failed, cut_short, dst_changed, out).
+ * Ranges chain in the order of their offsets (next_part), each starting
+ * where the last ends; only the last ends at RANGE_EOF.  In every state: no reads or writes
  * while res.gate is set; res.unchecked and res.tail_sent only with
  * res.tail, res.tail only with a part, the range to copy again inside
  * the part; the handle exactly while opened; cut_short only with
@@ -189,6 +206,9 @@ TAILQ_HEAD(xargs, xarg);
 #define NOTE_SAY	1	/* print its text when its turn comes */
 #define NOTE_END	2	/* the end of an argument: its failure line */
 #define NOTE_LOG	3	/* log its text when its turn comes */
+
+/* Where the last range of a file ends: the end of the file. */
+#define RANGE_EOF	UINT64_MAX
 
 /* What an upload's FSETSTAT of its size is for (finish_upload()). */
 #define TRUNC_SIZE	1	/* the whole file's size */
@@ -290,6 +310,14 @@ struct xfer {
 	int clashed;		/* its handle is another file's too: copied
 				   again (handle_clash()), its requests moot */
 
+	/* Its range of the file, and the file's parts (batch_split()). */
+	struct xfer *parent;	/* a part: the file it is part of */
+	struct xfer *next_part;	/* the range after this one, or NULL */
+	u_int nparts;		/* the file's: parts not yet DONE */
+	int split;		/* the file's: parts were made of it */
+	uint64_t start, end;	/* this range: [start, end); the last one
+				   ends at RANGE_EOF */
+
 	/* A download's. */
 	struct {
 		int stat_needed;	/* no attributes from a listing */
@@ -352,6 +380,7 @@ static struct xfer *note_new(struct sftp_batch *, int, const char *);
 } while (0)
 static void batch_step(struct sftp_batch *);
 static void lane_drop(struct sftp_batch *, struct lane *);
+static struct xfer *whole(struct xfer *);
 
 /* The file's destination, for messages; a note has none. */
 static const char *
@@ -368,6 +397,27 @@ xfer_state_name(enum xfer_state state)
 
 	return (u_int)state < sizeof(names) / sizeof(*names) ?
 	    names[state] : "?";
+}
+
+/* The file a range is of: a part's parent, or the file itself. */
+static struct xfer *
+whole(struct xfer *x)
+{
+	return x->parent != NULL ? x->parent : x;
+}
+
+/* Whether the file is split into parts. */
+static int
+xfer_split(const struct xfer *x)
+{
+	return x->parent != NULL || x->next_part != NULL;
+}
+
+/* Where the range's data ends, as far as the file's size is known. */
+static uint64_t
+range_end(const struct xfer *x)
+{
+	return MINIMUM(x->end, x->size);
 }
 
 /* What the table at enum xfer_state allows, or fatal. */
@@ -414,8 +464,16 @@ xfer_assert(const struct xfer *x, int download)
 	XFER_LEGAL(x, x->res.redo_end == 0 || x->res.redo_end == x->res.part);
 	XFER_LEGAL(x, x->res.redo_reqs <= x->nreqs);
 	XFER_LEGAL(x, x->res.gate == 0 || x->nreqs == 0);
+	XFER_LEGAL(x, x->start <= x->offset || x->state == XFER_QUEUED);
+	XFER_LEGAL(x, (x->end == RANGE_EOF) == (x->next_part == NULL));
+	XFER_LEGAL(x, x->next_part == NULL ||
+	    x->next_part->start == x->end);
+	XFER_LEGAL(x, x->parent == NULL || (x->parent->parent == NULL &&
+	    x->fd == -1 && x->nparts == 0 && x->res.part == 0 &&
+	    IN(x, S_(OPENING)|S_(DATA)|S_(CLOSING)|S_(DONE))));
 	if (x->clashed)
 		return;
+	XFER_LEGAL(x, x->nparts == 0 || x->state == XFER_DATA);
 	XFER_LEGAL(x, x->handle == NULL ||
 	    IN(x, S_(DATA)|S_(CLOSING)|S_(DONE)) ||
 	    (x->state == XFER_CHECKING && download));
@@ -459,6 +517,9 @@ struct sftp_batch {
 	int grow;		/* more lanes may open: files wait for one
 				   (lane_pick()) */
 	u_int to_open;		/* lanes to open before judging again */
+	u_int judged_no;	/* judgements that more would not help */
+	uint64_t split_after;	/* now_us() before which batch_split()
+				   does not look */
 	uint64_t rtt_us;	/* the quickest reply, sent to answered */
 	uint64_t rate_start;	/* now_us() when the rate's span began */
 	uint64_t rate_bytes;	/* data answered since */
@@ -565,6 +626,9 @@ lane_new(struct sftp_batch *b, struct sftp_conn *conn, u_int n)
 	TAILQ_INIT(&l->reqs);
 	l->pipe = sftp_pipe_new(b->params.num_requests,
 	    b->params.fixed_requests ? 0 : batch_buflen(b));
+	/* As sftp_upload(): the window, not the pipe, holds uploads back. */
+	if (!batch_download(b))
+		sftp_pipe_full(l->pipe);
 	/* sftp-client.c's own reads and writes wait out EAGAIN (atomicio). */
 	if (set_nonblock(l->fd_out) == -1 ||
 	    (n != 0 && set_nonblock(l->fd_in) == -1))
@@ -725,7 +789,7 @@ lane_full(const struct sftp_batch *b, const struct lane *l)
 		return 1;
 	TAILQ_FOREACH(x, &b->active, tq) {
 		if (x->lane == l && !x->clashed && x->state != XFER_DONE &&
-		    !x->asked_all && x->size >= x->offset + LANES_BIG)
+		    !x->asked_all && range_end(x) >= x->offset + LANES_BIG)
 			return 1;
 	}
 	return 0;
@@ -753,6 +817,7 @@ now_us(void)
 #define LANES_ROUND_MIN	(20 * 1000)		/* us */
 #define LANES_BDP_LOW	(512 * 1024)
 #define LANES_BDP_HIGH	(4 * 1024 * 1024)
+#define LANES_JUDGE_MAX	3
 static int
 lanes_window_bound(struct sftp_batch *b)
 {
@@ -799,7 +864,9 @@ lanes_stop(struct sftp_batch *b, const char *why)
  * The lane a new file goes on, or NULL if it waits: the open lane with
  * the fewest files of those not full (lane_full()); if every lane is
  * full, a new stream where one may open (lanes_window_bound()), and
- * while that is not yet known, none.  Once no more open (the most
+ * while that is not yet known, none.  A judgement that more would not
+ * be faster is taken again while files go on the lanes there are (one
+ * made early in TCP's start can be wrong), LANES_JUDGE_MAX times.  Once no more open (the most
  * allowed, a stream refused, or more not needed), the open lane with
  * the fewest files.
  */
@@ -842,11 +909,13 @@ lane_pick(struct sftp_batch *b)
 	 */
 	if (b->to_open == 0) {
 		if ((bound = lanes_window_bound(b)) == -1)
-			return NULL;
-		if (bound == 0) {
+			return b->judged_no == 0 ? NULL : best;
+		if (bound == 0 && ++b->judged_no >= LANES_JUDGE_MAX) {
 			lanes_stop(b, "more would not be faster");
 			return best;
 		}
+		if (bound == 0)
+			return best;
 		b->to_open = b->max_lanes - live;
 	}
 	b->to_open--;
@@ -941,6 +1010,7 @@ xfer_free(struct xfer *x)
 static void
 xfer_msg(struct sftp_batch *b, struct xfer *x, LogLevel level, char *line)
 {
+	x = whole(x);		/* a part's lines are its file's */
 	if (x == TAILQ_FIRST(&b->active)) {
 		batch_logdirect(b, level, "%s", line);
 		free(line);
@@ -1140,6 +1210,8 @@ static void
 xfer_mark_failed(struct sftp_batch *b, struct xfer *x)
 {
 	x->failed = 1;
+	x = whole(x);
+	x->failed = 1;
 	b->failed = 1;
 	if (x->arg != NULL)
 		x->arg->failed = 1;
@@ -1176,6 +1248,10 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 	xfer_enter(x, XFER_DONE);
 	if (x->lane != NULL)
 		x->lane->nfiles--;
+	if (x->parent != NULL) {
+		x->parent->nparts--;
+		return;		/* its file reports */
+	}
 	if (x->fd != -1 && close(x->fd) == -1) {
 		xfer_error(b, x, "close local \"%s\": %s",
 		    batch_download(b) ? x->dst : x->src, strerror(errno));
@@ -1193,6 +1269,7 @@ xfer_done(struct sftp_batch *b, struct xfer *x)
 static void
 xfer_cut(struct sftp_batch *b, struct xfer *x)
 {
+	x = whole(x);
 	if (!x->dst_changed || x->cut_short)
 		return;
 	x->cut_short = 1;
@@ -1386,15 +1463,54 @@ redo_wanted(const struct xfer *x)
 }
 
 /*
+ * Whether range r of a split file is all copied: every read or write of
+ * it answered with success, up to its end, or for the last, up to the
+ * end of the file.
+ */
+static int
+range_whole(const struct sftp_batch *b, const struct xfer *r)
+{
+	const struct xfer *w = r->parent != NULL ? r->parent : r;
+
+	if (r->clashed || r->nreqs != 0 || !r->asked_all ||
+	    r->status != SSH2_FX_OK || w->failed || w->cut_short)
+		return 0;
+	if (r->end != RANGE_EOF)
+		return r->offset >= r->end;
+	return batch_download(b) ? r->dl.at_end : 1;
+}
+
+/* Whether every range of a split file is all copied. */
+static int
+ranges_whole(const struct sftp_batch *b, const struct xfer *x)
+{
+	const struct xfer *r;
+
+	for (r = x; r != NULL; r = r->next_part)
+		if (!range_whole(b, r))
+			return 0;
+	return 1;
+}
+
+/*
  * Where a file left unfinished is cut.  Until its part is compared, it
  * goes back to that part, as it was; until the range of its part that
  * differed is copied again, and for good once any read or write of the
  * file failed (a failed one of that range leaves old bytes in it), only
- * what came before that range is known to be its source's.
+ * what came before that range is known to be its source's.  A file
+ * split into parts is known up to the first range not all copied.
  */
 static uint64_t
-kept_end(const struct xfer *x)
+kept_end(const struct sftp_batch *b, const struct xfer *x)
 {
+	const struct xfer *r;
+
+	if (x->next_part != NULL) {
+		for (r = x; r != NULL && range_whole(b, r); r = r->next_part)
+			if (r->next_part == NULL)
+				return batch_download(b) ? r->maxack : r->offset;
+		return r->highwater;
+	}
 	if (x->res.unchecked)
 		return MINIMUM(x->highwater, x->res.part);
 	if (x->res.redo < x->res.redo_end || x->res.redo_reqs != 0 ||
@@ -1405,7 +1521,8 @@ kept_end(const struct xfer *x)
 }
 
 /*
- * Upload: every write is answered.  Its size is set once its data is in
+ * Upload: every write is answered, and every part of the file closed
+ * (rule 6).  Its size is set once its data is in
  * (a server may apply one file's requests in any order: pkg/sftp runs
  * writes on threads): the whole file, or, for a file left unfinished,
  * what is known to be its source's (kept_end()); then its attributes
@@ -1415,10 +1532,12 @@ kept_end(const struct xfer *x)
 static void
 finish_upload(struct sftp_batch *b, struct xfer *x)
 {
-	int whole = x->status == SSH2_FX_OK && !x->cut_short;
+	int whole = x->status == SSH2_FX_OK && !x->cut_short &&
+	    (x->next_part == NULL || ranges_whole(b, x));
+	const struct xfer *r;
 	Attrib t;
 
-	XFER_RULE(x, x->nreqs == 0 && x->res.gate != 1, 2);
+	XFER_RULE(x, x->nreqs == 0 && x->res.gate != 1 && x->nparts == 0, 2);
 	if (x->up.reopen || (!x->dst_changed && (interrupted ||
 	    x->status != SSH2_FX_OK))) {
 		/* Leave the file as it is. */
@@ -1428,7 +1547,9 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 	if (!whole || !x->up.trunc_at_open) {
 		attrib_clear(&t);
 		t.flags = SSH2_FILEXFER_ATTR_SIZE;
-		t.size = whole ? x->offset : kept_end(x);
+		for (r = x; r->next_part != NULL; r = r->next_part)
+			;
+		t.size = whole ? r->offset : kept_end(b, x);
 		debug("truncating at %llu", (unsigned long long)t.size);
 		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate =
 		    whole ? TRUNC_SIZE : TRUNC_TRIM;
@@ -1445,6 +1566,7 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 static void
 send_write(struct sftp_batch *b, struct xfer *x)
 {
+	struct xfer *w = whole(x);
 	struct xreq *q;
 	uint64_t off = x->offset;
 	ssize_t len;
@@ -1462,22 +1584,31 @@ send_write(struct sftp_batch *b, struct xfer *x)
 		}
 		x->res.redo += len;
 		redo = 1;
-	} else if (interrupted || x->status != SSH2_FX_OK || x->res.tail_sent)
+	} else if (interrupted || x->status != SSH2_FX_OK ||
+	    x->res.tail_sent || off >= x->end)
 		len = 0;
 	else do
-		len = read(x->fd, b->data, b->params.upload_buflen);
+		len = pread(w->fd, b->data, MINIMUM(b->params.upload_buflen,
+		    x->end - off), off);
 	while (len == -1 &&
 	    (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK));
 	if (len == -1)
 		fatal("read local \"%s\": %s", x->src, strerror(errno));
+	if (len == 0 && off < x->end && x->end != RANGE_EOF &&
+	    !interrupted && x->status == SSH2_FX_OK) {
+		/* A part's range past the end: the file shrank. */
+		xfer_error(b, x, "read local \"%s\": file shrank", x->src);
+		x->status = SSH2_FX_FAILURE;
+		xfer_mark_failed(b, x);
+	}
 	if (len == 0) {
 		/* A resumed file's tail is sent: its part is compared yet. */
 		if (x->res.unchecked && !interrupted && x->status == SSH2_FX_OK) {
 			x->res.tail_sent = 1;
 			return;
 		}
-		if (interrupted && (x->offset < x->size || x->res.unchecked ||
-		    x->res.redo < x->res.redo_end))
+		if (interrupted && (x->offset < range_end(x) ||
+		    x->res.unchecked || x->res.redo < x->res.redo_end))
 			xfer_cut(b, x);
 		x->asked_all = 1;	/* finish_upload() once all are answered */
 		return;
@@ -1499,7 +1630,35 @@ send_write(struct sftp_batch *b, struct xfer *x)
 	    q->id, (unsigned long long)off, len);
 	if (!redo)
 		x->offset += len;
-	x->dst_changed = 1;
+	w->dst_changed = 1;
+}
+
+/*
+ * The parts of a file, every one DONE (those whose open was refused
+ * too, out of its ranges' chain): gone, the file one range again.
+ */
+static void
+parts_free(struct sftp_batch *b, struct xfer *x)
+{
+	struct xfer *p, *tmp;
+
+	if (!x->split)
+		return;
+	if (x->nparts != 0)
+		fatal_f("\"%s\": %u parts not done", x->dst, x->nparts);
+	x->split = 0;
+	for (p = TAILQ_FIRST(&b->active); p != NULL; p = tmp) {
+		tmp = TAILQ_NEXT(p, tq);
+		if (p->parent != x)
+			continue;
+		if (p->inflight != 0)
+			fatal_f("\"%s\": a part's requests in flight", x->dst);
+		TAILQ_REMOVE(&b->active, p, tq);
+		b->nactive--;
+		xfer_free(p);
+	}
+	x->next_part = NULL;
+	x->end = RANGE_EOF;
 }
 
 /*
@@ -1509,6 +1668,7 @@ send_write(struct sftp_batch *b, struct xfer *x)
 static void
 restart_upload(struct sftp_batch *b, struct xfer *x)
 {
+	parts_free(b, x);
 	free(x->handle);
 	x->handle = NULL;
 	x->handle_len = 0;
@@ -1589,10 +1749,17 @@ send_next_read(struct sftp_batch *b, struct xfer *x)
 		x->res.redo += buflen;
 		return;
 	}
-	if (x->offset < x->size) {
-		buflen = MINIMUM(buflen, x->size - x->offset);
+	if (x->offset < range_end(x)) {
+		buflen = MINIMUM(buflen, range_end(x) - x->offset);
 		send_read(b, x, x->offset, buflen);
 		x->offset += buflen;
+		/* A part's range is all asked for at its end. */
+		if (x->offset >= x->end)
+			x->asked_all = 1;
+		return;
+	}
+	if (x->end != RANGE_EOF) {
+		x->asked_all = 1;
 		return;
 	}
 	send_read(b, x, x->offset, buflen);
@@ -1618,14 +1785,18 @@ wants_data(struct sftp_batch *b, struct xfer *x)
 	    x->status != SSH2_FX_OK;
 }
 
-/* Download: every read is answered; close the remote file. */
+/*
+ * Download: every read is answered, and every part of the file closed;
+ * close the remote file.
+ */
 static void
 finish_download(struct sftp_batch *b, struct xfer *x)
 {
-	int complete = x->dl.at_end && !x->failed && !x->res.unchecked &&
+	int complete = x->next_part != NULL ? ranges_whole(b, x) :
+	    x->dl.at_end && !x->failed && !x->res.unchecked &&
 	    x->res.redo >= x->res.redo_end;
 
-	XFER_RULE(x, x->nreqs == 0, 2);
+	XFER_RULE(x, x->nreqs == 0 && x->nparts == 0, 2);
 	if (complete) {
 		x->highwater = x->maxack;
 		/* No data came: the file is empty. */
@@ -1635,8 +1806,8 @@ finish_download(struct sftp_batch *b, struct xfer *x)
 		xfer_cut(b, x);
 	if (x->fd != -1 &&
 	    ((b->flags & SFTP_BATCH_INPLACE) || !complete)) {
-		debug("truncating at %llu", (unsigned long long)kept_end(x));
-		if (ftruncate(x->fd, kept_end(x)) == -1)
+		debug("truncating at %llu", (unsigned long long)kept_end(b, x));
+		if (ftruncate(x->fd, kept_end(b, x)) == -1)
 			xfer_error(b, x, "local ftruncate \"%s\": %s", x->dst,
 			    strerror(errno));
 	}
@@ -1681,6 +1852,97 @@ dst_busy(struct sftp_batch *b, const struct xfer *x)
 	return 0;
 }
 
+/*
+ * A range worth splitting: in DATA, with at least SPLIT_MIN still to
+ * send (so that each half is worth a handle's open and close) and
+ * nothing of a resumed file's.  An upload's part opens for reading and
+ * writing: an open for writing alone truncates on some servers
+ * (Erlang's), so the file's own mode must allow both.
+ */
+#define SPLIT_MIN	(8 * 1024 * 1024)
+#define SPLIT_AGAIN	(5 * 1000)	/* us */
+static int
+split_wanted(const struct sftp_batch *b, const struct xfer *x)
+{
+	const struct xfer *w = x->parent != NULL ? x->parent : x;
+
+	if (x->note != NULL || x->clashed || x->state != XFER_DATA ||
+	    x->asked_all || x->status != SSH2_FX_OK || w->failed ||
+	    w->res.part != 0 || w->res.gate != 0 || w->up.reopen ||
+	    x->offset >= range_end(x) || range_end(x) - x->offset < SPLIT_MIN)
+		return 0;
+	return batch_download(b) ||
+	    ((w->a.flags & SSH2_FILEXFER_ATTR_PERMISSIONS) &&
+	    (w->a.perm & 0600) == 0600);
+}
+
+/*
+ * Once no file waits to start, the largest range still to send is split
+ * while another lane takes it (lane_pick(): one with room, or a new
+ * stream): its upper half, a whole number of requests long, becomes a
+ * part of the file on that lane, with its own handle.  The open of an
+ * upload's part neither creates nor truncates: the file's own open did
+ * that; the file's size is set once every part is closed.
+ */
+static void
+batch_split(struct sftp_batch *b)
+{
+	struct xfer *x, *r, *w, *p;
+	struct lane *l;
+	uint64_t most, half;
+	u_int i, buflen = batch_buflen(b);
+	Attrib junk;
+
+	if (b->max_lanes < 2 || interrupted || b->one_file ||
+	    now_us() < b->split_after)
+		return;
+	/* Not looked for again too soon: it walks every file. */
+	b->split_after = now_us() + SPLIT_AGAIN;
+	for (i = 0; i < b->max_lanes && b->nactive < b->max_files; i++) {
+		r = NULL;
+		most = 0;
+		TAILQ_FOREACH(x, &b->active, tq) {
+			if (split_wanted(b, x) &&
+			    range_end(x) - x->offset > most) {
+				most = range_end(x) - x->offset;
+				r = x;
+			}
+		}
+		if (r == NULL || (l = lane_pick(b)) == NULL ||
+		    l == r->lane || lane_full(b, l))
+			return;
+		w = whole(r);
+		half = most / 2 - (most / 2) % buflen;
+		p = xfer_new(b, w->src, w->dst);
+		p->arg = NULL;
+		p->parent = w;
+		p->size = r->size;
+		p->start = p->offset = p->highwater = p->maxack =
+		    range_end(r) - half;
+		p->end = r->end;
+		r->end = p->start;
+		p->next_part = r->next_part;
+		r->next_part = p;
+		w->nparts++;
+		w->split = 1;
+		p->lane = l;
+		l->nfiles++;
+		TAILQ_INSERT_AFTER(&b->active, r, p, tq);
+		b->nactive++;
+		b->peak = MAXIMUM(b->peak, b->nactive);
+		debug_f("\"%s\": %llu bytes from %llu on stream %u",
+		    w->dst, (unsigned long long)half,
+		    (unsigned long long)p->start, l->n);
+		attrib_clear(&junk);
+		if (batch_download(b))
+			send_open_request(b, p, "remote", w->src,
+			    SSH2_FXF_READ, &junk);
+		else
+			send_open_request(b, p, "dest", w->dst,
+			    SSH2_FXF_READ|SSH2_FXF_WRITE, &junk);
+	}
+}
+
 /* Start files, then send data requests, oldest file first. */
 static void
 batch_fill(struct sftp_batch *b)
@@ -1711,16 +1973,22 @@ batch_fill(struct sftp_batch *b)
 		else
 			start_upload(b, x);
 	}
+	if (TAILQ_EMPTY(&b->queued))
+		batch_split(b);
 	TAILQ_FOREACH(x, &b->active, tq) {
 		if (x->note != NULL || x->lane == NULL)
 			continue;
+		/* A range of a file that failed asks for no more. */
+		if (xfer_split(x) && whole(x)->failed &&
+		    x->state == XFER_DATA && !x->clashed)
+			x->asked_all = 1;
 		while (lane_room(b, x->lane) && wants_data(b, x)) {
 			if (batch_download(b)) {
 				/*
 				 * After an interrupt, a file whose data is
 				 * all asked for may still look for its end.
 				 */
-				if (interrupted && x->offset != x->size) {
+				if (interrupted && x->offset != range_end(x)) {
 					x->asked_all = 1;
 					break;
 				}
@@ -1745,8 +2013,16 @@ batch_fill(struct sftp_batch *b)
 			continue;
 		}
 		if (x->clashed || x->state != XFER_DATA || x->nreqs != 0 ||
-		    redo_wanted(x))
+		    redo_wanted(x) || x->nparts != 0)
 			continue;
+		if (x->parent != NULL) {
+			/* A part closes; its file finishes after. */
+			if (x->asked_all || (batch_download(b) && interrupted)) {
+				XFER_RULE(x, x->nreqs == 0, 2);
+				send_close(b, x);
+			}
+			continue;
+		}
 		if (batch_download(b) && (x->asked_all || interrupted))
 			finish_download(b, x);
 		else if (!batch_download(b) && x->asked_all)
@@ -1801,11 +2077,15 @@ batch_reap(struct sftp_batch *b)
 			    &x->out.progress);
 			x->out.metered = 1;
 		}
-		/* A resumed upload's hashes may outlive its failed open. */
-		if (x->state != XFER_DONE || x->inflight != 0)
+		/*
+		 * A resumed upload's hashes may outlive its failed open, a
+		 * clashed file its parts.
+		 */
+		if (x->state != XFER_DONE || x->inflight != 0 || x->nparts != 0)
 			return;
 		if (x->out.metered)
 			stop_progress_meter();
+		parts_free(b, x);
 		TAILQ_REMOVE(&b->active, x, tq);
 		b->nactive--;
 		xfer_free(x);
@@ -2109,18 +2389,21 @@ handle_owner(struct sftp_batch *b, const struct xfer *x, const u_char *h,
 /*
  * x's requests are moot from now on (their replies are taken and
  * dropped; its handle is closed once they are in) and the file is
- * copied again from the start, first of those queued.  Its destination
+ * copied again from the start, first of those queued.  So are those of
+ * every part of x's file.  Its destination
  * may be changed already: if an interrupt stops the copy before it
  * starts again, it is named (queued_logs_print()).
  */
 static void
 xfer_redo(struct sftp_batch *b, struct xfer *x)
 {
-	struct xfer *n;
+	struct xfer *n, *r;
 
+	x = whole(x);		/* a part's file, with all its parts */
 	if (x->clashed)
 		return;
-	x->clashed = 1;
+	for (r = x; r != NULL; r = r->next_part)
+		r->clashed = 1;
 	n = xfer_new(b, x->src, x->dst);
 	n->arg = x->arg;
 	n->a = x->a;
@@ -2261,6 +2544,31 @@ got_attrs(struct sftp_batch *b, struct xfer *x, struct sshbuf *msg)
 	start_download(b, x);
 }
 
+/*
+ * A part's open was refused: its range goes back to the range before
+ * it while that one still sends or asks for data, and nothing is lost.
+ * 1 if it did; else the file fails.
+ */
+static int
+part_refused(struct sftp_batch *b, struct xfer *p, u_int status)
+{
+	struct xfer *r;
+
+	for (r = p->parent; r->next_part != p; r = r->next_part)
+		;
+	if (r->state != XFER_DATA || r->asked_all || r->clashed ||
+	    r->status != SSH2_FX_OK || whole(r)->failed)
+		return 0;
+	debug_f("\"%s\": a part's open refused (%s): its range stays on "
+	    "stream %u", p->dst, fx2txt(status), r->lane->n);
+	r->end = p->end;
+	r->next_part = p->next_part;
+	p->next_part = NULL;
+	p->end = RANGE_EOF;
+	xfer_done(b, p);
+	return 1;
+}
+
 static void
 got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 {
@@ -2297,6 +2605,8 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			xfer_done(b, x);
 			break;
 		}
+		if (x->parent != NULL && part_refused(b, x, status))
+			break;
 		xfer_error(b, x, "%s open \"%s\": %s", batch_download(b) ?
 		    "remote" : "dest", batch_download(b) ? x->src : x->dst,
 		    fx2txt(status));
@@ -2314,13 +2624,16 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			xfer_mark_failed(b, x);
 			break;
 		}
-		x->out.progress += q->len;
+		whole(x)->out.progress += q->len;
 		sftp_pipe_reply(q->lane->pipe, q->len);
 		track_ack(x, q->offset, q->len);
 		break;
 	case SSH2_FXP_READ:
-		/* The file ended inside its part: it changed meanwhile. */
-		if (status == SSH2_FX_EOF && q->redo)
+		/*
+		 * The file ended inside its resumed part, or before the end
+		 * of a range that is not its last: it changed meanwhile.
+		 */
+		if (status == SSH2_FX_EOF && (q->redo || x->end != RANGE_EOF))
 			status = SSH2_FX_FAILURE;
 		if (status != SSH2_FX_EOF) {
 			if (x->status == SSH2_FX_OK)
@@ -2338,7 +2651,11 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			    fx2txt(status));
 		break;
 	case SSH2_FXP_FSETSTAT:
-		if (status != SSH2_FX_OK && q->truncate == TRUNC_TRIM)
+		if (status != SSH2_FX_OK && q->truncate == TRUNC_TRIM &&
+		    (b->flags & SFTP_BATCH_INPLACE))
+			/* As stock's scp, which truncates in place. */
+			xfer_error(b, x, "remote fsetstat: %s", fx2txt(status));
+		else if (status != SSH2_FX_OK && q->truncate == TRUNC_TRIM)
 			debug_f("cannot truncate \"%s\": %s", x->dst,
 			    fx2txt(status));
 		else if (status != SSH2_FX_OK && q->truncate == TRUNC_SIZE &&
@@ -2350,7 +2667,14 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			x->up.reopen = 1;
 		} else if (status != SSH2_FX_OK && !x->up.reopen) {
 			xfer_error(b, x, "remote fsetstat: %s", fx2txt(status));
-			xfer_mark_failed(b, x);
+			/*
+			 * A size not set may leave old bytes past the end:
+			 * failed, but for a file the user named alone, which
+			 * keeps the result sftp_upload() gives (said, not
+			 * failed: scp to /dev/null).
+			 */
+			if ((b->flags & SFTP_BATCH_ALONE) == 0)
+				xfer_mark_failed(b, x);
 		}
 		break;
 	case SSH2_FXP_CLOSE:
@@ -2374,7 +2698,7 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 static void
 got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 {
-	struct xfer *x = q->xfer;
+	struct xfer *x = q->xfer, *w = whole(x);
 	u_char *data;
 	size_t len;
 	int r;
@@ -2396,25 +2720,27 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 		x->dl.seen_zerolen = 1;
 	}
 	sftp_pipe_reply(q->lane->pipe, len);
-	x->dl.got_data = 1;
+	w->dl.got_data = 1;
 	if (q->offset >= x->size)
 		x->dl.probing = 0;		/* it grew: look further */
-	if (x->dl.write_errno == 0 && (x->fd != -1 || local_open(b, x) == 0)) {
-		if (lseek(x->fd, q->offset, SEEK_SET) == -1 ||
-		    atomicio(vwrite, x->fd, data, len) != len) {
-			x->dl.write_errno = errno ? errno : EIO;
+	/* A part writes to its file's descriptor. */
+	if (w->dl.write_errno == 0 && (w->fd != -1 || local_open(b, w) == 0)) {
+		if (lseek(w->fd, q->offset, SEEK_SET) == -1 ||
+		    atomicio(vwrite, w->fd, data, len) != len) {
+			w->dl.write_errno = errno ? errno : EIO;
 			xfer_error(b, x, "write local \"%s\": %s", x->dst,
-			    strerror(x->dl.write_errno));
+			    strerror(w->dl.write_errno));
 			xfer_mark_failed(b, x);
 			x->asked_all = 1;
 		} else {
 			track_ack(x, q->offset, len);
-			x->dst_changed = 1;
+			w->dst_changed = 1;
 		}
-	}
-	x->out.progress += len;
+	} else
+		x->asked_all = 1;
+	w->out.progress += len;
 	free(data);
-	if (len < q->len && x->dl.write_errno == 0) {
+	if (len < q->len && w->dl.write_errno == 0) {
 		/*
 		 * Ask again for the rest, even past a read that found the
 		 * end: the file may end after it.
@@ -2464,7 +2790,7 @@ xfer_close_done(struct sftp_batch *b, struct xfer *x)
 
 	if (x->state != XFER_CLOSING || x->inflight != 0)
 		return;
-	if (x->clashed) {
+	if (x->clashed || x->parent != NULL) {
 		xfer_done(b, x);
 		return;
 	}
@@ -2537,6 +2863,7 @@ batch_reply(struct sftp_batch *b, struct lane *l, struct sshbuf *msg)
 	case SSH2_FXP_STATUS:
 		if ((r = sshbuf_get_u32(msg, &status)) != 0)
 			fatal_fr(r, "parse status");
+		debug3("SSH2_FXP_STATUS %u", status);
 		got_status(b, q, status);
 		break;
 	case SSH2_FXP_HANDLE:
@@ -2625,9 +2952,10 @@ sftp_batch_lost(struct sftp_batch *b)
 			note_print(b, x);
 			continue;
 		}
-		if (x->state != XFER_DONE && !x->clashed) {
+		/* A part is its file's: cut with the file. */
+		if (x->state != XFER_DONE && !x->clashed && x->parent == NULL) {
 			if (batch_download(b) && x->fd != -1 &&
-			    ftruncate(x->fd, kept_end(x)) == -1)
+			    ftruncate(x->fd, kept_end(b, x)) == -1)
 				xfer_error(b, x, "local ftruncate \"%s\": %s",
 				    x->dst, strerror(errno));
 			xfer_cut(b, x);
@@ -2760,6 +3088,7 @@ xfer_new(struct sftp_batch *b, const char *src, const char *dst)
 	x->fd = -1;
 	x->state = XFER_QUEUED;
 	x->status = SSH2_FX_OK;
+	x->end = RANGE_EOF;
 	attrib_clear(&x->a);
 	return x;
 }

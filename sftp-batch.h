@@ -38,6 +38,7 @@
 #define SFTP_BATCH_PRESERVE	0x02	/* -p: modes and times */
 #define SFTP_BATCH_INPLACE	0x04	/* no O_TRUNC; truncate at the end */
 #define SFTP_BATCH_RESUME	0x08	/* verified resume (sftp-resume.h) */
+#define SFTP_BATCH_ALONE	0x10	/* one file, as sftp_upload() copies it */
 
 struct sftp_conn;
 struct sftp_batch;

@@ -15,9 +15,11 @@
 # scp -r both ways (and again, ours over three SFTP sessions: -X
 # streams=3, a channel each through ssh's control socket, or the -D
 # server run three times; against ProFTPD, which serves one session per
-# connection, -X connections=3), over a destination whose files are longer than their
+# connection, -X connections=3 -X streams=3), over a destination whose files are longer than their
 # sources, of a tree with sizes at every 32 KiB edge and one file of
-# several MiB, and that file alone by scp both ways; put -r -p (times
+# several MiB, and that file alone by scp both ways; once, a file of 20
+# MiB alone by scp both ways over three sessions (split into parts that
+# each session writes or reads by offset, with a handle of its own); put -r -p (times
 # kept); put -a -r and get -a -r over every file's first half; resume
 # (reget, reput, scp -Z) of
 # a correct part, and scp -Z of a target absent or already whole (where
@@ -50,6 +52,7 @@ zoo_tree() {
 		done
 	done
 	head -c 6291459 /dev/urandom >"$TESTDIR/src/a/big"
+	head -c 20971525 /dev/urandom >"$TESTDIR/huge"
 	# The destination before: every directory, and each file longer
 	# than its source.
 	rm -rf "$TESTDIR/before"
@@ -61,6 +64,7 @@ zoo_tree() {
 		head -c `expr $_s + 70001` /dev/zero | tr '\0' o \
 		    >"$TESTDIR/before/$_f"
 	done
+	head -c 21000000 /dev/zero | tr '\0' o >"$TESTDIR/before/src/a/huge"
 }
 
 # zoo_bad DST: the files of src/ that DST/src lacks or has otherwise.
@@ -78,10 +82,11 @@ zoo_run() {
 	# A mode ending in -s: ours over three SFTP sessions (-X streams);
 	# ProFTPD's mod_sftp serves one SFTP session per connection (a
 	# second one, even after the first ended, stalls and ends the
-	# connection, with stock's sftp too): three connections there.
+	# connection, with stock's sftp too): three connections there,
+	# and no session beyond them.
 	_x=""
 	case $3:$2 in
-	*-s:proftpd-*)	[ $1 = stock ] || _x="-X connections=3"
+	*-s:proftpd-*)	[ $1 = stock ] || _x="-X connections=3 -X streams=3"
 			set -- "$1" "$2" "${3%-s}" ;;
 	*-s:*)		[ $1 = stock ] || _x="-X streams=3"
 			set -- "$1" "$2" "${3%-s}" ;;
@@ -160,6 +165,10 @@ zoo_run() {
 				    "zoo:$_d/src/a/big" ;;
 		scp-down-big)	set -- "$@" "zoo:$TESTDIR/src/a/big" \
 				    "$_d/src/a/big" ;;
+		scp-up-huge)	set -- "$@" "$TESTDIR/huge" \
+				    "zoo:$_d/src/a/huge" ;;
+		scp-down-huge)	set -- "$@" "zoo:$TESTDIR/huge" \
+				    "$_d/src/a/huge" ;;
 		scp-down-r)	set -- "$@" -r "zoo:$TESTDIR/src" "$_d/" ;;
 		scp-z-up|scp-z-absent|scp-z-whole|scp-z-wrong)
 				set -- "$@" $_z "$TESTDIR/src/a/big" \
@@ -249,6 +258,10 @@ zoo_case() {
 		cmp -s "$TESTDIR/src/a/big" "$TESTDIR/dst.hpn/src/a/big" ||
 		    _why="$_why src/a/big differs"
 		;;
+	*/scp-*-huge-s)
+		cmp -s "$TESTDIR/huge" "$TESTDIR/dst.hpn/src/a/huge" ||
+		    _why="$_why src/a/huge differs"
+		;;
 	*)
 		if [ "$_rh" = 0 ]; then
 			_bad=`zoo_bad "$TESTDIR/dst.hpn" | wc -l`
@@ -290,6 +303,11 @@ zoo_server() {
 			# scp -Z over a part that differs: stock's scp copies
 			# whole, ours trusts it where the server cannot hash.
 			[ $_m != scp-z-wrong ] || zoo_hashes $1 || continue
+			# The parts' cases once.
+			case $_r/$_m in
+			1/*)		;;
+			*/*-huge-s)	continue ;;
+			esac
 			zoo_case "$1" $_m $_r
 		done
 		_r=`expr $_r + 1`
@@ -303,7 +321,7 @@ touch -d '2001-02-03 04:05:06' "$TESTDIR/src/f0" "$TESTDIR/src/a/big" \
 ZOO_MODES="${ZOO_MODES:-put-r get-r scp-up-r scp-down-r put-rp scp-up-big
 	scp-down-big put-a get-a reget reput scp-z-up scp-z-down scp-z-absent
 	scp-z-whole reget-wrong reput-wrong scp-z-wrong put-r-s get-r-s
-	scp-up-r-s scp-down-r-s}"
+	scp-up-r-s scp-down-r-s scp-up-huge-s scp-down-huge-s}"
 # Elsewhere than on the default release, each case once.
 ! other_release || ZOO_ROUNDS=1
 
