@@ -400,10 +400,17 @@ xfer_state_name(enum xfer_state state)
 }
 
 /* The file a range is of: a part's parent, or the file itself. */
+static const struct xfer *
+whole_c(const struct xfer *x)
+{
+	return x->parent != NULL ? x->parent : x;
+}
+
+/* whole_c(), for a range that is changed. */
 static struct xfer *
 whole(struct xfer *x)
 {
-	return x->parent != NULL ? x->parent : x;
+	return (struct xfer *)whole_c(x);
 }
 
 /* Whether the file is split into parts. */
@@ -818,6 +825,8 @@ now_us(void)
 #define LANES_BDP_LOW	(512 * 1024)
 #define LANES_BDP_HIGH	(4 * 1024 * 1024)
 #define LANES_JUDGE_MAX	3
+#define LANES_WAIT_RTT	(10 * 1000)	/* us: streams start waited for */
+#define LANES_RTT_FLOOR	(2 * 1000)	/* us: never window-bound below */
 static int
 lanes_window_bound(struct sftp_batch *b)
 {
@@ -845,7 +854,13 @@ lanes_window_bound(struct sftp_batch *b)
 	debug_f("%u stream%s: %llu bytes per round trip of %llu us each",
 	    open, open == 1 ? "" : "s", (unsigned long long)bdp,
 	    (unsigned long long)b->rtt_us);
-	return bdp >= LANES_BDP_LOW && bdp <= LANES_BDP_HIGH;
+	/*
+	 * Under LANES_RTT_FLOOR a stock window carries over 1 GB/s: what
+	 * holds such a copy is not the window (a busy CPU makes loopback's
+	 * replies slow enough to look like one).
+	 */
+	return b->rtt_us >= LANES_RTT_FLOOR &&
+	    bdp >= LANES_BDP_LOW && bdp <= LANES_BDP_HIGH;
 }
 
 /* No more streams for this batch; files go on the lanes there are. */
@@ -918,9 +933,18 @@ lane_pick(struct sftp_batch *b)
 			return best;
 		b->to_open = b->max_lanes - live;
 	}
+	/* Not before the round trip is known: it says how to wait. */
+	if (b->rtt_us == 0)
+		return NULL;
 	b->to_open--;
 	if (b->nlanes >= SFTP_STREAMS_MAX ||
-	    (conn = sftp_streams_get(b->conn, live, b->to_open + 1)) == NULL) {
+	    (conn = sftp_streams_get(b->conn, live, b->to_open + 1,
+	    b->rtt_us < LANES_WAIT_RTT)) == NULL) {
+		if (b->nlanes < SFTP_STREAMS_MAX && sftp_streams_opening()) {
+			/* Under way: the lanes there are go on meanwhile. */
+			b->to_open++;
+			return NULL;
+		}
 		lanes_stop(b, "the server opens no more");
 		return best;
 	}
@@ -1470,7 +1494,7 @@ redo_wanted(const struct xfer *x)
 static int
 range_whole(const struct sftp_batch *b, const struct xfer *r)
 {
-	const struct xfer *w = r->parent != NULL ? r->parent : r;
+	const struct xfer *w = whole_c(r);
 
 	if (r->clashed || r->nreqs != 0 || !r->asked_all ||
 	    r->status != SSH2_FX_OK || w->failed || w->cut_short)
@@ -1864,7 +1888,7 @@ dst_busy(struct sftp_batch *b, const struct xfer *x)
 static int
 split_wanted(const struct sftp_batch *b, const struct xfer *x)
 {
-	const struct xfer *w = x->parent != NULL ? x->parent : x;
+	const struct xfer *w = whole_c(x);
 
 	if (x->note != NULL || x->clashed || x->state != XFER_DATA ||
 	    x->asked_all || x->status != SSH2_FX_OK || w->failed ||

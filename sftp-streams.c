@@ -34,7 +34,12 @@
  *
  * -X connections=N asks for N connections: the first N - 1 extra
  * streams log in anew, without a prompt (BatchMode: keys, an agent,
- * GSSAPI), each to its own sshd and so its own CPU.
+ * GSSAPI), each to its own sshd and so its own CPU.  Each such ssh is
+ * the master of a control socket of its own too, and the further
+ * streams are channels spread over every connection (the fewest
+ * sessions first, up to an even share while logins are still to come):
+ * a server's MaxSessions is per connection, and at 600 ms a stock
+ * window asks for more sessions than one connection holds.
  *
  * With -D (no ssh), each stream runs the server command again.
  *
@@ -51,6 +56,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,6 +79,23 @@ struct stream {
 	pid_t pid;
 	int fd_in, fd_out;
 	int login;		/* a connection of its own */
+	u_int master;		/* the connection it is a session of */
+};
+
+/*
+ * A connection whose master the streams ask for sessions: masters[0]
+ * is the copy's own connection (its ssh, or the user's master), the
+ * others are the extra logins, each its own ssh -M.  States:
+ * MASTER_LOGIN	its login is under way (this round); no channel yet;
+ * MASTER_UP	it takes channels; sessions counts its own and those;
+ * MASTER_FULL	it refused one (MaxSessions), or its login failed: no
+ *		more through it; sessions still counts those it has.
+ */
+enum master_state { MASTER_LOGIN, MASTER_UP, MASTER_FULL };
+struct master {
+	enum master_state state;
+	char *path;		/* its control socket */
+	u_int sessions;
 };
 
 static u_int streams_max;	/* -X streams=N; 0: by itself (auto) */
@@ -81,14 +104,22 @@ static arglist stream_args;	/* an extra stream's command line */
 static arglist login_args;	/* an extra connection's */
 static int have_args;
 static u_int ctl_index;		/* the main command line's ControlMaster */
-static char *ctl_dir, *ctl_path;
+static char *ctl_dir;
 static int prepared;		/* sftp_streams_ssh() ran */
+static int main_ours;		/* the connection's ssh is our master */
 static int direct;		/* -D: the server command again */
 static int streams_off;		/* a second connection: none at all */
-static int streams_refused;	/* one failed to start: no more */
+static int logins_refused;	/* a login failed: no more */
+static int direct_refused;	/* -D: one failed to start: no more */
 static struct sftp_conn *main_conn;
 static struct stream streams[SFTP_STREAMS_MAX];
 static u_int nstreams, nlogins;
+static struct master masters[SFTP_STREAMS_MAX];
+static u_int nmasters;
+static struct stream pend[SFTP_STREAMS_MAX];	/* no VERSION yet */
+static u_int npend;
+static pid_t reap[SFTP_STREAMS_MAX];	/* logins whose session ended */
+static u_int nreap;
 
 /* -X streams=N, -X connections=N: 0 if it is one of those. */
 int
@@ -138,18 +169,27 @@ sftp_streams_auto(void)
 static void
 streams_cleanup(void)
 {
-	if (ctl_path != NULL)
-		(void)unlink(ctl_path);
-	if (ctl_dir != NULL)
-		(void)rmdir(ctl_dir);
+	u_int i;
+
+	if (ctl_dir == NULL)
+		return;
+	/* Those of ours (masters[0] may be the user's). */
+	for (i = 0; i < nmasters; i++) {
+		if (strncmp(masters[i].path, ctl_dir, strlen(ctl_dir)) == 0)
+			(void)unlink(masters[i].path);
+	}
+	(void)rmdir(ctl_dir);
 }
 
-/* args with the ControlMaster option at ctl_index replaced by opts. */
+/*
+ * args with the ControlMaster option at ctl_index replaced by opts (a
+ * NULL-terminated list; the second is always the ControlPath).
+ */
 static void
 args_with(arglist *out, const arglist *args, const arglist *tail,
-    const char *opt1, const char *opt2, const char *opt3)
+    const char **opts)
 {
-	u_int i;
+	u_int i, j;
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < args->num; i++) {
@@ -157,12 +197,28 @@ args_with(arglist *out, const arglist *args, const arglist *tail,
 			addargs(out, "%s", args->list[i]);
 			continue;
 		}
-		addargs(out, "%s", opt1);
-		addargs(out, "%s", opt2);
-		addargs(out, "%s", opt3);
+		for (j = 0; opts[j] != NULL; j++)
+			addargs(out, "%s", opts[j]);
 	}
 	for (i = 0; tail != NULL && i < tail->num; i++)
 		addargs(out, "%s", tail->list[i]);
+}
+
+/* A new entry of masters[] for the socket path (NULL: one of ours). */
+static u_int
+master_new(const char *path, enum master_state state)
+{
+	struct master *m = &masters[nmasters];
+
+	if (nmasters >= SFTP_STREAMS_MAX)
+		fatal_f("too many connections");
+	m->state = state;
+	m->sessions = 1;
+	if (path != NULL)
+		m->path = xstrdup(path);
+	else
+		xasprintf(&m->path, "%s/c%u", ctl_dir, nmasters);
+	return nmasters++;
 }
 
 /*
@@ -243,7 +299,7 @@ sftp_streams_ssh(arglist *args, const arglist *tail)
 	u_int i;
 
 	if (prepared) {
-		if (ctl_dir != NULL) {
+		if (main_ours) {
 			replacearg(args, ctl_index, "-oControlMaster=no");
 			replacearg(args, ctl_index + 1, "-oControlPath=none");
 		}
@@ -273,44 +329,48 @@ sftp_streams_ssh(arglist *args, const arglist *tail)
 	 * A master the user started for this host (ControlPath): the
 	 * streams are its sessions, as the connection itself is.
 	 */
-	if ((upath = user_master(args, tail)) != NULL) {
-		xasprintf(&path, "-oControlPath=%s", upath);
-		args_with(&stream_args, args, tail, "-oControlMaster=no",
-		    path, "-oProxyCommand=false");
-		args_with(&login_args, args, tail, "-oControlMaster=no",
-		    "-oControlPath=none", "-oBatchMode=yes");
+	upath = user_master(args, tail);
+	if (upath == NULL || connections > 1) {
+		/* A socket's path is short: ssh adds 17 bytes meanwhile. */
+		if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0' ||
+		    strlen(tmp) > 48)
+			tmp = "/tmp";
+		xasprintf(&ctl_dir, "%s/sftp-streams.XXXXXX", tmp);
+		if (mkdtemp(ctl_dir) == NULL) {
+			debug_f("mkdtemp %s: %s: one stream", ctl_dir,
+			    strerror(errno));
+			free(ctl_dir);
+			ctl_dir = NULL;
+			free(upath);
+			return;
+		}
+		atexit(streams_cleanup);
+	}
+	(void)master_new(upath, MASTER_UP);
+	if (upath != NULL)
 		debug_f("streams through the master at %s", upath);
-		free(path);
+	/*
+	 * The ControlPath (second) is the master's each is started with.
+	 * Where the master refuses, ssh would connect itself: it fails.
+	 */
+	args_with(&stream_args, args, tail, (const char *[]){
+	    "-oControlMaster=no", "-oControlPath=none",
+	    "-oProxyCommand=false", NULL });
+	args_with(&login_args, args, tail, (const char *[]){
+	    "-oControlMaster=yes", "-oControlPath=none",
+	    "-oControlPersist=no", "-oBatchMode=yes", NULL });
+	have_args = 1;
+	if (upath != NULL) {
 		free(upath);
-		have_args = 1;
 		return;
 	}
-	/* A socket's path is short: ssh adds 17 bytes to it meanwhile. */
-	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0' ||
-	    strlen(tmp) > 48)
-		tmp = "/tmp";
-	xasprintf(&ctl_dir, "%s/sftp-streams.XXXXXX", tmp);
-	if (mkdtemp(ctl_dir) == NULL) {
-		debug_f("mkdtemp %s: %s: one stream", ctl_dir, strerror(errno));
-		free(ctl_dir);
-		ctl_dir = NULL;
-		return;
-	}
-	xasprintf(&ctl_path, "%s/s", ctl_dir);
-	atexit(streams_cleanup);
-
-	xasprintf(&path, "-oControlPath=%s", ctl_path);
-	/* Where the master refuses, ssh would connect itself: it fails. */
-	args_with(&stream_args, args, tail, "-oControlMaster=no", path,
-	    "-oProxyCommand=false");
-	args_with(&login_args, args, tail, "-oControlMaster=no",
-	    "-oControlPath=none", "-oBatchMode=yes");
-	args_with(&m, args, NULL, "-oControlMaster=yes", path,
-	    "-oControlPersist=no");
+	xasprintf(&path, "-oControlPath=%s", masters[0].path);
+	args_with(&m, args, NULL, (const char *[]){ "-oControlMaster=yes",
+	    path, "-oControlPersist=no", NULL });
 	free(path);
 	freeargs(args);
 	*args = m;
-	have_args = 1;
+	main_ours = 1;
 }
 
 /* -D: each stream runs the server command again. */
@@ -408,15 +468,27 @@ stream_start(struct stream *s, char **argv)
 	return 0;
 }
 
+/* Close stream s's session; wait for its ssh, or with later, reap[] it. */
 static void
-stream_end(struct stream *s)
+stream_end(struct stream *s, int later)
 {
+	u_int i;
+
 	if (s->fd_in != -1)
 		close(s->fd_in);
 	if (s->fd_out != s->fd_in && s->fd_out != -1)
 		close(s->fd_out);
 	s->fd_in = s->fd_out = -1;
-	if (s->pid > 1) {
+	if (s->pid > 1 && later) {
+		/* Those that ended meanwhile first make room. */
+		for (i = 0; nreap == SFTP_STREAMS_MAX && i < nreap; i++) {
+			if (waitpid(reap[i], NULL, WNOHANG) == reap[i])
+				reap[i--] = reap[--nreap];
+		}
+	}
+	if (s->pid > 1 && later && nreap < SFTP_STREAMS_MAX)
+		reap[nreap++] = s->pid;
+	else if (s->pid > 1) {
 		while (waitpid(s->pid, NULL, 0) == -1 && errno == EINTR)
 			;
 	}
@@ -425,18 +497,132 @@ stream_end(struct stream *s)
 	s->conn = NULL;
 }
 
+/* The rules of struct master's states, above. */
+static void
+master_assert(const struct master *m)
+{
+	if (m->path == NULL ||
+	    (m->state == MASTER_LOGIN && m->sessions != 1) ||
+	    (m->state == MASTER_UP && m->sessions == 0) ||
+	    m->sessions > SFTP_STREAMS_MAX)
+		fatal_f("master %s: state %d with %u sessions",
+		    m->path == NULL ? "(none)" : m->path, (int)m->state,
+		    m->sessions);
+}
+
+/* Stream s did not start: no more through its master (or logins). */
+static void
+stream_failed(struct stream *s)
+{
+	if (direct) {
+		direct_refused = 1;
+		return;
+	}
+	if (s->login)
+		logins_refused = 1;
+	masters[s->master].sessions--;
+	masters[s->master].state = MASTER_FULL;
+}
+
+/*
+ * What the next stream is: a login (1) while fewer than connections - 1
+ * are there or pending, else a channel of the master *mp: the one with
+ * the fewest sessions of those that take more, up to an even share of
+ * the streams while a login is still to come (its connection takes the
+ * rest).  -1: none can open now.
+ */
+static int
+stream_kind(u_int *mp)
+{
+	u_int i, best = 0, share, logins = 0;
+	int found = 0, more_logins;
+
+	*mp = 0;
+	for (i = 0; i < npend; i++)
+		logins += pend[i].login;
+	more_logins = !logins_refused && nlogins + logins + 1 < connections;
+	if (more_logins && !direct && nmasters < SFTP_STREAMS_MAX)
+		return 1;
+	if (more_logins && direct)
+		return 1;
+	if (direct)
+		return direct_refused ? -1 : 0;
+	/* Logins pending or to come: none of theirs is up yet. */
+	more_logins = logins > 0 ||
+	    (!logins_refused && nlogins + 1 < connections);
+	share = (sftp_streams_max() + connections - 1) / connections;
+	for (i = 0; i < nmasters; i++) {
+		master_assert(&masters[i]);
+		if (masters[i].state != MASTER_UP ||
+		    (more_logins && masters[i].sessions >= share))
+			continue;
+		if (!found || masters[i].sessions < masters[best].sessions)
+			best = i;
+		found = 1;
+	}
+	if (!found)
+		return -1;
+	*mp = best;
+	return 0;
+}
+
+/*
+ * The pending streams whose version came (or whose ssh ended), or with
+ * wait all of them: each becomes a stream, or fails (stream_failed()).
+ */
+static void
+streams_harvest(struct sftp_conn *main, int wait)
+{
+	struct pollfd pfd;
+	struct stream *s;
+	u_int i;
+
+	for (i = 0; i < npend; i++) {
+		s = &pend[i];
+		pfd.fd = s->fd_in;
+		pfd.events = POLLIN;
+		if (!wait && (poll(&pfd, 1, 0) <= 0 || pfd.revents == 0))
+			continue;
+		if ((s->conn = sftp_init_stream(s->fd_in, s->fd_out,
+		    main)) == NULL) {
+			if (s->pid > 1)
+				kill(s->pid, SIGTERM);
+			stream_end(s, 0);
+			stream_failed(s);
+			debug_f("a stream did not start");
+		} else {
+			if (s->login && !direct)
+				masters[s->master].state = MASTER_UP;
+			nlogins += s->login;
+			streams[nstreams++] = *s;
+			if (direct)
+				debug_f("stream %u: the server command again",
+				    nstreams);
+			else
+				debug_f("stream %u: %s %u", nstreams, s->login ?
+				    "the login of connection" :
+				    "a channel of connection", s->master + 1);
+		}
+		pend[i--] = pend[--npend];
+	}
+}
+
 /*
  * Extra stream n (1 and on) of the connection main: one open already,
- * or one opened now, with the ahead - 1 after it: they start together
- * (each costs a few round trips: the channel, the subsystem, the
- * version), the batch waiting once.  NULL if no more open.
+ * or NULL.  Where none is ready, up to ahead are started at once (each
+ * costs round trips: the login or the channel, the subsystem, the
+ * version).  With wait (a short round trip) they are waited for, as
+ * the batch's wait costs little.  Else they are pending, and the copy
+ * goes on over the lanes it has meanwhile (sftp_streams_opening()): a
+ * login takes seconds at 600 ms.  A later call takes those whose
+ * version came.  NULL with none pending: no more open.
  */
 struct sftp_conn *
-sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead)
+sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead, int wait)
 {
 	struct stream *s;
-	u_int i, want, started;
-	int login;
+	u_int want, m;
+	int kind;
 
 	if (main_conn == NULL)
 		main_conn = main;
@@ -445,79 +631,121 @@ sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead)
 		return NULL;
 	if (n <= nstreams)
 		return streams[n - 1].conn;
-	if (streams_refused || n != nstreams + 1)
+	if (n != nstreams + 1)
 		return NULL;
+	streams_harvest(main, 0);
+	if (n <= nstreams)
+		return streams[n - 1].conn;
 	want = MINIMUM(MAXIMUM(ahead, 1), sftp_streams_max() - n);
-	/* Start them all, each sent its INIT... */
-	for (started = 0; started < want; started++) {
-		s = &streams[nstreams + started];
+ again:
+	while (npend < want) {
+		s = &pend[npend];
 		memset(s, 0, sizeof(*s));
 		s->fd_in = s->fd_out = -1;
-		s->login = nlogins + started + 1 < connections;
+		if ((kind = stream_kind(&m)) == -1)
+			break;
+		s->login = kind;
+		if (s->login && !direct)
+			m = master_new(NULL, MASTER_LOGIN);
+		else if (!direct)
+			masters[m].sessions++;
+		s->master = m;
+		if (!direct)
+			replacearg(s->login ? &login_args : &stream_args,
+			    ctl_index + 1, "-oControlPath=%s", masters[m].path);
+		/* Each is sent its INIT now: its VERSION is harvested. */
 		if (stream_start(s, s->login ? login_args.list :
 		    stream_args.list) != 0 ||
 		    sftp_stream_hello(s->fd_out) != 0) {
 			if (s->pid > 1)
 				kill(s->pid, SIGTERM);
-			stream_end(s);
+			stream_end(s, 0);
+			stream_failed(s);
 			break;
 		}
+		npend++;
+		if (!wait)
+			debug_f("stream %u starting, not waited for: the "
+			    "copy goes on over those open", nstreams + npend);
 	}
-	/*
-	 * ...then each one's version, in turn.  One the server refused
-	 * (MaxSessions) means no more later; those it took are kept.
-	 */
-	for (i = 0; i < started; i++) {
-		s = &streams[nstreams];
-		login = s->login;
-		if ((s->conn = sftp_init_stream(s->fd_in, s->fd_out,
-		    main)) == NULL) {
-			if (s->pid > 1)
-				kill(s->pid, SIGTERM);
-			stream_end(s);
-			debug_f("a stream did not start");
-			streams_refused = 1;
-			if (i + 1 < started)
-				memmove(s, s + 1, (started - i - 1) * sizeof(*s));
-			continue;
-		}
-		nlogins += login;
-		nstreams++;
-		debug_f("stream %u: %s", nstreams, direct ?
-		    "the server command again" : login ?
-		    "a connection of its own" : "a channel of the connection");
-	}
-	if (started < want)
-		streams_refused = 1;
-	return n <= nstreams ? streams[n - 1].conn : NULL;
+	if (!wait || npend == 0)
+		return NULL;
+	/* Those that failed leave others to try (stream_kind()). */
+	streams_harvest(main, 1);
+	if (n > nstreams)
+		goto again;
+	return streams[n - 1].conn;
 }
 
-/* Stream conn's session ended: it is closed, and not used again. */
+/* Whether streams are starting (sftp_streams_get()). */
+int
+sftp_streams_opening(void)
+{
+	return npend > 0;
+}
+
+/*
+ * Stream conn's session ended: it is closed, and not used again.  A
+ * login's ssh goes on while channels of others run through it: it is
+ * waited for at the end, and takes no more.
+ */
 void
 sftp_streams_lost(struct sftp_conn *conn)
 {
+	struct stream *s;
 	u_int i;
 
 	for (i = 0; i < nstreams; i++) {
-		if (streams[i].conn != conn)
+		s = &streams[i];
+		if (s->conn != conn)
 			continue;
-		stream_end(&streams[i]);
-		nlogins -= streams[i].login;
-		memmove(&streams[i], &streams[i + 1],
-		    (nstreams - i - 1) * sizeof(*streams));
+		if (!direct) {
+			masters[s->master].sessions--;
+			if (s->login)
+				masters[s->master].state = MASTER_FULL;
+		}
+		stream_end(s, !direct && s->login &&
+		    masters[s->master].sessions > 0);
+		nlogins -= s->login;
+		memmove(s, s + 1, (nstreams - i - 1) * sizeof(*streams));
 		nstreams--;
 		/* Another may open in its place in the next batch. */
 		return;
 	}
 }
 
-/* The end of the program: each stream's session ends. */
+/*
+ * The end of the program: each stream's session ends, and then each
+ * ssh is waited for (a login's serves the channels of others until
+ * they end).
+ */
 void
 sftp_streams_close(void)
 {
 	u_int i;
 
-	for (i = 0; i < nstreams; i++)
-		stream_end(&streams[i]);
-	nstreams = nlogins = 0;
+	pid_t pid;
+
+	for (i = 0; i < npend; i++) {
+		if (pend[i].pid > 1)
+			kill(pend[i].pid, SIGTERM);
+		stream_end(&pend[i], 0);
+	}
+	npend = 0;
+	for (i = 0; i < nstreams; i++) {
+		pid = streams[i].pid;
+		streams[i].pid = -1;
+		stream_end(&streams[i], 0);
+		streams[i].pid = pid;
+	}
+	for (i = 0; i < nstreams; i++) {
+		while (streams[i].pid > 1 &&
+		    waitpid(streams[i].pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	for (i = 0; i < nreap; i++) {
+		while (waitpid(reap[i], NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	nstreams = nlogins = nreap = 0;
 }

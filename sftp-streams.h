@@ -36,7 +36,8 @@ void	sftp_streams_ssh(arglist *, const arglist *);
 void	sftp_streams_direct(const char *);
 u_int	sftp_streams_max(void);
 int	sftp_streams_auto(void);
-struct sftp_conn *sftp_streams_get(struct sftp_conn *, u_int, u_int);
+struct sftp_conn *sftp_streams_get(struct sftp_conn *, u_int, u_int, int);
+int	sftp_streams_opening(void);
 void	sftp_streams_lost(struct sftp_conn *);
 void	sftp_streams_close(void);
 

@@ -31,16 +31,20 @@
 # ControlMaster connection, and their server RSS is the sum over all of
 # sshd's processes; "rclone", "lftp", "rclone-tree" and "lftp-tree" run
 # those clients in their parallel modes, 8 files or ranges at once, and
-# only in the pairs "patched->stock" and "patched<-stock": against the
-# stock sshd, whoever's client) select rows; "patched->stock" is our ssh
-# uploading to the unpatched sshd, "stock<-stock" stock downloading from
-# it.  With
+# only in the pairs "patched->stock", "patched<-stock", "patched->debian"
+# and "patched<-debian": against that sshd, whoever's client) select
+# rows; "patched->stock" is our ssh uploading to the unpatched sshd,
+# "stock<-stock" stock downloading from it; "...debian" pairs have the
+# system's own sshd and sftp-server (Debian 12's: 9.2p1) as the server.
+# With
 # BENCH_RUNS=N (default 1) each row is measured N times in a row and shows
 # the medians, with the lowest and highest % of raw TCP.  BENCH_CIPHER
 # (default: each program's default, chacha20-poly1305, which rekeys after
 # every GiB unless both ends are ours) gives ssh, scp and sftp a cipher with -c; BENCH_SCP_OPTS and
 # BENCH_SFTP_OPTS give scp and sftp more options (e.g. "-X nrequests=64"
-# and "-R 64", stock's fixed request pipeline).  BENCH_CC (default:
+# and "-R 64", stock's fixed request pipeline); BENCH_OURS_OPTS gives
+# our scp and sftp alone more (e.g. "-X connections=4 -X streams=40",
+# which stock's refuse).  BENCH_CC (default:
 # the host's, printed on each link's line) sets the TCP congestion control
 # in both namespaces, for raw TCP too.
 
@@ -160,6 +164,10 @@ cmd() {
 	_o="-F $SSH_CONFIG${BENCH_CIPHER:+ -c $BENCH_CIPHER}"
 	_scp="${BENCH_SCP_OPTS:-}"
 	_sftp="${BENCH_SFTP_OPTS:-}"
+	case $4 in
+	"$HPN_BUILD"/*)	_scp="$_scp ${BENCH_OURS_OPTS:-}"
+			_sftp="$_sftp ${BENCH_OURS_OPTS:-}" ;;
+	esac
 	_t="$TESTDIR/tree.dst"
 	_rmt="rm -rf $_t"
 	_m="$TESTDIR/mux.ctl"
@@ -236,6 +244,8 @@ bench_pair() {
 		case $_m:$_label in
 		rclone*:patched-\>stock|lftp*:patched-\>stock) ;;
 		rclone*:patched\<-stock|lftp*:patched\<-stock) ;;
+		rclone*:patched-\>debian|lftp*:patched-\>debian) ;;
+		rclone*:patched\<-debian|lftp*:patched\<-debian) ;;
 		rclone*|lftp*) continue ;;
 		esac
 		: >"$TESTDIR/runs"
@@ -359,7 +369,7 @@ for link in $LINKS; do
 	    cut -d' ' -f3`
 	_l1=`link_cpu`
 	echo
-	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU, cipher ${BENCH_CIPHER:-default}, TCP congestion control `lfn_a sysctl -n net.ipv4.tcp_congestion_control`"
+	echo "link: $mbit Mbit/s, RTT $rtt ms (measured $LFN_RTT ms), $LFN_KIND, MTU $LFN_MTU, cipher ${BENCH_CIPHER:-default}, TCP congestion control `lfn_a sysctl -n net.ipv4.tcp_congestion_control`${BENCH_OURS_OPTS:+, our scp and sftp with $BENCH_OURS_OPTS}"
 	echo "raw TCP, `expr $RAW_BYTES / 1048576` MiB: $RAW MB/s; each transfer below: `expr $BYTES / 1048576` MiB"
 	[ -z "$_l0" ] || echo "link process (tunlink) CPU during raw TCP:" \
 	    "`echo "$_l1 $_l0" | awk -v b=$RAW_BYTES -v g=$GIB \
@@ -377,6 +387,10 @@ for link in $LINKS; do
 		"patched->stock") bench_pair "$pair" up "$HPN_BUILD" stock ;;
 		"patched<-patched") bench_pair "$pair" down "$HPN_BUILD" hpn ;;
 		"stock<-stock")	bench_pair "$pair" down "$STOCK_BUILD" stock ;;
+		"patched->debian") bench_pair "$pair" up "$HPN_BUILD" system ;;
+		"stock->debian") bench_pair "$pair" up "$STOCK_BUILD" system ;;
+		"patched<-debian") bench_pair "$pair" down "$HPN_BUILD" system ;;
+		"stock<-debian") bench_pair "$pair" down "$STOCK_BUILD" system ;;
 		*)		echo "bench-lfn: unknown pair $pair" >&2 ;;
 		esac
 	done

@@ -16,7 +16,8 @@
 #   lfn_a CMD... / lfn_b    run CMD in namespace A / B
 #   lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]
 #                           start_sshd, but in B on 198.18.0.2 (FLAVOUR
-#                           hpn, stock or a build directory)
+#                           hpn, stock, system: Debian's, or a build
+#                           directory)
 #   lfn_rtt                 the measured round trip in ms (TCP connect)
 #
 # LFN_MTU (default 9000) is the link's MTU; LFN_CC, if set, the TCP
@@ -202,7 +203,8 @@ _lfn_sshd_settled() {
 }
 
 # lfn_start_sshd NAME FLAVOUR [CONFIG-LINE...]: as start_sshd, in B;
-# FLAVOUR may also be a build directory (an absolute path).
+# FLAVOUR may also be system (the system's sshd and sftp-server) or a
+# build directory (an absolute path).
 lfn_start_sshd() {
 	_name="$1"
 	_flavour="$2"
@@ -211,17 +213,26 @@ lfn_start_sshd() {
 	case "$_flavour" in
 	hpn)	_b="$HPN_BUILD" ;;
 	stock)	_b="$STOCK_BUILD" ;;
+	system)	_b="" ;;
 	/*)	_b="$_flavour" ;;
 	*)	die "lfn_start_sshd: unknown flavour $_flavour" ;;
 	esac
-	_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile" 2>/dev/null`
+	if [ -n "$_b" ]; then
+		_sshd="$_b/sshd"
+		_privsep=`sed -n 's/^PRIVSEP_PATH=[ 	]*//p' "$_b/Makefile" \
+		    2>/dev/null`
+	else
+		_sshd="$SYS_SSHD"
+		_privsep=/run/sshd
+	fi
+	[ -x "$_sshd" ] || die "lfn_start_sshd: no sshd at $_sshd"
 	[ -n "$_privsep" ] || _privsep=/var/empty
 	privsep_check "$_privsep"
 	_lfn_port=`expr ${_lfn_port:-2200} + 1`
 	SSHD_PORT=$_lfn_port
 	_sshd_config "$_name" $SSHD_PORT $LFN_ADDR_B "$_b" "$@"
 	: >"$SSHD_LOG"
-	ip netns exec "$LFN_B" "$_b/sshd" -D -f "$_conf" -E "$SSHD_LOG" &
+	ip netns exec "$LFN_B" "$_sshd" -D -f "$_conf" -E "$SSHD_LOG" &
 	SSHD_PID=$!
 	hpn_track_pid $SSHD_PID
 	wait_until 10 _lfn_sshd_settled
