@@ -33,8 +33,9 @@
 # resume is refused, as stock's reput is, and leaves the target as it was.  Asserted each time: the exit status is stock's (for
 # scp -Z, that of stock's scp copying the file whole: Erlang's server
 # sends no exit status, so scp exits 1 with either), and no file
-# differs from its source where the copy exited 0.  A server
-# that cannot run here is a skip with its reason.
+# differs from its source where the copy exited 0.  The single-file
+# cases (resume, scp -Z, the 20 MiB file) and put -r -p run once, in the
+# first round.  A server that cannot run here is a skip with its reason.
 
 . "`dirname "$0"`/lib.sh"
 
