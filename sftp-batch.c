@@ -173,11 +173,11 @@ extern int showprogress;
  * DATA until every part is DONE, is reaped with them, and keeps what is
  * the whole file's (fd, size, failed, cut_short, dst_changed, out).
  * Ranges chain in the order of their offsets (next_part), each starting
- * where the last ends; only the last ends at RANGE_EOF.  In every state: no reads or writes
- * while res.gate is set; res.unchecked and res.tail_sent only with
- * res.tail, res.tail only with a part, the range to copy again inside
- * the part; the handle exactly while opened; cut_short only with
- * dst_changed and failed.  A clashed file
+ * where the last ends; only the last ends at RANGE_EOF.  In every
+ * state: no reads or writes while res.gate is set; res.unchecked and
+ * res.tail_sent only with res.tail, res.tail only with a part, the
+ * range to copy again inside the part; the handle exactly while
+ * opened; cut_short only with dst_changed and failed.  A clashed file
  * (handle_clash()) keeps what it had while its requests end.  A note is
  * QUEUED or DONE, with nothing else set.
  */
@@ -881,9 +881,9 @@ lanes_stop(struct sftp_batch *b, const char *why)
  * full, a new stream where one may open (lanes_window_bound()), and
  * while that is not yet known, none.  A judgement that more would not
  * be faster is taken again while files go on the lanes there are (one
- * made early in TCP's start can be wrong), LANES_JUDGE_MAX times.  Once no more open (the most
- * allowed, a stream refused, or more not needed), the open lane with
- * the fewest files.
+ * made early in TCP's start can be wrong), LANES_JUDGE_MAX times.  Once
+ * no more open (the most allowed, a stream refused, or more not
+ * needed), the open lane with the fewest files.
  */
 static struct lane *
 lane_pick(struct sftp_batch *b)
@@ -936,18 +936,16 @@ lane_pick(struct sftp_batch *b)
 	/* Not before the round trip is known: it says how to wait. */
 	if (b->rtt_us == 0)
 		return NULL;
-	b->to_open--;
 	if (b->nlanes >= SFTP_STREAMS_MAX ||
-	    (conn = sftp_streams_get(b->conn, live, b->to_open + 1,
+	    (conn = sftp_streams_get(b->conn, live, b->to_open,
 	    b->rtt_us < LANES_WAIT_RTT)) == NULL) {
-		if (b->nlanes < SFTP_STREAMS_MAX && sftp_streams_opening()) {
-			/* Under way: the lanes there are go on meanwhile. */
-			b->to_open++;
+		/* Under way: the lanes there are go on meanwhile. */
+		if (b->nlanes < SFTP_STREAMS_MAX && sftp_streams_opening())
 			return NULL;
-		}
 		lanes_stop(b, "the server opens no more");
 		return best;
 	}
+	b->to_open--;
 	l = lane_new(b, conn, b->nlanes);
 	debug_f("stream %u open", l->n);
 	b->rate_start = now_us();
@@ -1558,7 +1556,6 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 {
 	int whole = x->status == SSH2_FX_OK && !x->cut_short &&
 	    (x->next_part == NULL || ranges_whole(b, x));
-	const struct xfer *r;
 	Attrib t;
 
 	XFER_RULE(x, x->nreqs == 0 && x->res.gate != 1 && x->nparts == 0, 2);
@@ -1571,9 +1568,9 @@ finish_upload(struct sftp_batch *b, struct xfer *x)
 	if (!whole || !x->up.trunc_at_open) {
 		attrib_clear(&t);
 		t.flags = SSH2_FILEXFER_ATTR_SIZE;
-		for (r = x; r->next_part != NULL; r = r->next_part)
-			;
-		t.size = whole ? r->offset : kept_end(b, x);
+		/* A split file's: kept_end() is its last range's end. */
+		t.size = whole && x->next_part == NULL ? x->offset :
+		    kept_end(b, x);
 		debug("truncating at %llu", (unsigned long long)t.size);
 		send_handle_request(b, x, SSH2_FXP_FSETSTAT, &t)->truncate =
 		    whole ? TRUNC_SIZE : TRUNC_TRIM;

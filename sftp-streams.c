@@ -468,33 +468,57 @@ stream_start(struct stream *s, char **argv)
 	return 0;
 }
 
-/* Close stream s's session; wait for its ssh, or with later, reap[] it. */
+/* Close stream s's session: its ssh ends once it sees that. */
 static void
-stream_end(struct stream *s, int later)
+stream_close(struct stream *s)
 {
-	u_int i;
-
 	if (s->fd_in != -1)
 		close(s->fd_in);
 	if (s->fd_out != s->fd_in && s->fd_out != -1)
 		close(s->fd_out);
 	s->fd_in = s->fd_out = -1;
-	if (s->pid > 1 && later) {
-		/* Those that ended meanwhile first make room. */
-		for (i = 0; nreap == SFTP_STREAMS_MAX && i < nreap; i++) {
-			if (waitpid(reap[i], NULL, WNOHANG) == reap[i])
-				reap[i--] = reap[--nreap];
-		}
-	}
-	if (s->pid > 1 && later && nreap < SFTP_STREAMS_MAX)
-		reap[nreap++] = s->pid;
-	else if (s->pid > 1) {
-		while (waitpid(s->pid, NULL, 0) == -1 && errno == EINTR)
-			;
-	}
-	s->pid = -1;
 	sftp_stream_free(s->conn);
 	s->conn = NULL;
+}
+
+/* Wait for a stream's ssh. */
+static void
+stream_wait(pid_t pid)
+{
+	while (pid > 1 && waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+}
+
+/*
+ * A login's ssh whose session ended serves the channels of others on:
+ * it is waited for at the end (sftp_streams_close()), or now if reap[]
+ * is full of those still running.
+ */
+static void
+stream_wait_later(pid_t pid)
+{
+	u_int i;
+
+	/* Those that ended meanwhile first make room. */
+	for (i = 0; nreap == SFTP_STREAMS_MAX && i < nreap; i++) {
+		if (waitpid(reap[i], NULL, WNOHANG) == reap[i])
+			reap[i--] = reap[--nreap];
+	}
+	if (nreap < SFTP_STREAMS_MAX)
+		reap[nreap++] = pid;
+	else
+		stream_wait(pid);
+}
+
+/* Stop stream s, started but not (or no more) wanted. */
+static void
+stream_kill(struct stream *s)
+{
+	if (s->pid > 1)
+		kill(s->pid, SIGTERM);
+	stream_close(s);
+	stream_wait(s->pid);
+	s->pid = -1;
 }
 
 /* The rules of struct master's states, above. */
@@ -510,10 +534,11 @@ master_assert(const struct master *m)
 		    m->sessions);
 }
 
-/* Stream s did not start: no more through its master (or logins). */
+/* Stream s did not start: stopped, no more through its master (or logins). */
 static void
 stream_failed(struct stream *s)
 {
+	stream_kill(s);
 	if (direct) {
 		direct_refused = 1;
 		return;
@@ -585,9 +610,6 @@ streams_harvest(struct sftp_conn *main, int wait)
 			continue;
 		if ((s->conn = sftp_init_stream(s->fd_in, s->fd_out,
 		    main)) == NULL) {
-			if (s->pid > 1)
-				kill(s->pid, SIGTERM);
-			stream_end(s, 0);
 			stream_failed(s);
 			debug_f("a stream did not start");
 		} else {
@@ -657,9 +679,6 @@ sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead, int wait)
 		if (stream_start(s, s->login ? login_args.list :
 		    stream_args.list) != 0 ||
 		    sftp_stream_hello(s->fd_out) != 0) {
-			if (s->pid > 1)
-				kill(s->pid, SIGTERM);
-			stream_end(s, 0);
 			stream_failed(s);
 			break;
 		}
@@ -704,8 +723,11 @@ sftp_streams_lost(struct sftp_conn *conn)
 			if (s->login)
 				masters[s->master].state = MASTER_FULL;
 		}
-		stream_end(s, !direct && s->login &&
-		    masters[s->master].sessions > 0);
+		stream_close(s);
+		if (!direct && s->login && masters[s->master].sessions > 0)
+			stream_wait_later(s->pid);
+		else
+			stream_wait(s->pid);
 		nlogins -= s->login;
 		memmove(s, s + 1, (nstreams - i - 1) * sizeof(*streams));
 		nstreams--;
@@ -724,28 +746,13 @@ sftp_streams_close(void)
 {
 	u_int i;
 
-	pid_t pid;
-
-	for (i = 0; i < npend; i++) {
-		if (pend[i].pid > 1)
-			kill(pend[i].pid, SIGTERM);
-		stream_end(&pend[i], 0);
-	}
-	npend = 0;
-	for (i = 0; i < nstreams; i++) {
-		pid = streams[i].pid;
-		streams[i].pid = -1;
-		stream_end(&streams[i], 0);
-		streams[i].pid = pid;
-	}
-	for (i = 0; i < nstreams; i++) {
-		while (streams[i].pid > 1 &&
-		    waitpid(streams[i].pid, NULL, 0) == -1 && errno == EINTR)
-			;
-	}
-	for (i = 0; i < nreap; i++) {
-		while (waitpid(reap[i], NULL, 0) == -1 && errno == EINTR)
-			;
-	}
-	nstreams = nlogins = nreap = 0;
+	for (i = 0; i < npend; i++)
+		stream_kill(&pend[i]);
+	for (i = 0; i < nstreams; i++)
+		stream_close(&streams[i]);
+	for (i = 0; i < nstreams; i++)
+		stream_wait(streams[i].pid);
+	for (i = 0; i < nreap; i++)
+		stream_wait(reap[i]);
+	npend = nstreams = nlogins = nreap = 0;
 }
