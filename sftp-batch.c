@@ -50,8 +50,9 @@
  * then reads up to the size its directory listing gave and one more for
  * the end of the file; the rest of a short reply is always asked for.
  * File data is requested for the oldest file first, so files finish
- * roughly in order and the progress meter shows one file at a time: the
- * oldest one still open.
+ * roughly in order.  The progress meter shows the whole batch's bytes
+ * and rate, named after the oldest file still open, once more than one
+ * is under way (meter_show()).
  *
  * A destination is changed only once its file's data is under way: an
  * upload writes over what is there and sets its size last, and a
@@ -207,6 +208,23 @@ TAILQ_HEAD(xargs, xarg);
 #define NOTE_END	2	/* the end of an argument: its failure line */
 #define NOTE_LOG	3	/* log its text when its turn comes */
 
+/* How the meter shows a file (meter_show()). */
+#define METER_OWN	1	/* a meter of its own, as stock's */
+#define METER_NAMED	2	/* the whole batch's meter names it */
+
+/*
+ * The progress meter of a batch (meter_show(), meter_stop()); only ever
+ * onwards, but for WHOLE_ON <-> WHOLE_OFF.  States:
+ * METER_BY_FILE	each file its own (METER_OWN), one at a time; no
+ *			label
+ * METER_WHOLE_OFF	the whole batch's, not on the terminal now (before
+ *			its first file, after a line of another's)
+ * METER_WHOLE_ON	the whole batch's, started (start_progress_meter()
+ *			of label and &meter.done), named after the oldest
+ *			file still open
+ */
+enum batch_meter { METER_BY_FILE = 0, METER_WHOLE_OFF, METER_WHOLE_ON };
+
 /* Where the last range of a file ends: the end of the file. */
 #define RANGE_EOF	UINT64_MAX
 
@@ -361,8 +379,9 @@ struct xfer {
 		struct xmsg *msgs;	/* lines held until those before are
 					   done */
 		u_int nmsgs;
-		int metered;		/* the meter shows it */
-		off_t progress;		/* bytes done, for the meter */
+		int metered;		/* METER_OWN or METER_NAMED, or 0 */
+		off_t progress;		/* bytes done, for the meter (set by
+					   progress_set()) */
 	} out;
 
 	TAILQ_ENTRY(xfer) tq;
@@ -379,6 +398,7 @@ static struct xfer *note_new(struct sftp_batch *, int, const char *);
 		fatal_f("\"%s\": rule %d broken: %s", (x)->dst, rule, #cond); \
 } while (0)
 static void batch_step(struct sftp_batch *);
+static void meter_stop(struct sftp_batch *, int);
 static void lane_drop(struct sftp_batch *, struct lane *);
 static struct xfer *whole(struct xfer *);
 
@@ -542,6 +562,17 @@ struct sftp_batch {
 	sshsig_t sigpipe;	/* the handler before the batch */
 	int direct;		/* batch_log() logs at once */
 	int failed;
+
+	/*
+	 * The meter of the whole batch (meter_show()): the sum of every
+	 * file's bytes and size, named after the oldest file (label).
+	 */
+	struct {
+		enum batch_meter state;
+		off_t done;	/* the sum of every file's out.progress */
+		off_t size;	/* of every file started */
+		char *label;	/* set but in METER_BY_FILE */
+	} meter;
 };
 
 static int
@@ -618,6 +649,9 @@ batch_max_files(const struct sftp_xfer_params *p)
 
 /* What a lane may hold unwritten before its files wait to send more. */
 #define LANE_OUT_MAX	(1024 * 1024)
+
+/* Under a rate limit, the fewest requests in flight (stock's count). */
+#define LIMIT_MIN_REQS	64
 
 static struct lane *
 lane_new(struct sftp_batch *b, struct sftp_conn *conn, u_int n)
@@ -733,7 +767,7 @@ lane_send(struct sftp_batch *b, struct lane *l)
 		return;
 	}
 	/* A rate limit (-l) is sftp-client.c's, on lane 0 only. */
-	if (l->n == 0 && b->params.limited) {
+	if (l->n == 0 && b->params.limit_bps != 0) {
 		(void)lane_flush(b, l, 1);
 		sftp_send_msg(l->conn, b->msg);
 		return;
@@ -974,8 +1008,8 @@ sftp_batch_new(struct sftp_conn *conn, int flags)
 	 * target's part stays on the connection that asked for it, and a
 	 * rate limit (-l), which is the connection's.
 	 */
-	b->max_lanes = (flags & SFTP_BATCH_RESUME) || b->params.limited ?
-	    1 : sftp_streams_max();
+	b->max_lanes = (flags & SFTP_BATCH_RESUME) ||
+	    b->params.limit_bps != 0 ? 1 : sftp_streams_max();
 	b->grow = b->max_lanes > 1;
 	if ((b->msg = sshbuf_new()) == NULL ||
 	    (b->reply = sshbuf_new()) == NULL)
@@ -1103,10 +1137,33 @@ sftp_batch_free(struct sftp_batch *b)
 		free(arg->failmsg);
 		free(arg);
 	}
+	meter_stop(b, 0);
+	free(b->meter.label);
 	sshbuf_free(b->msg);
 	sshbuf_free(b->reply);
 	free(b->data);
 	free(b);
+}
+
+/*
+ * The bytes of x done are v now (its out.progress): the whole batch's
+ * meter counts them too, but for a file copied again (xfer_redo()):
+ * its copy again counts.
+ */
+static void
+progress_set(struct sftp_batch *b, struct xfer *x, off_t v)
+{
+	if (!x->clashed)
+		b->meter.done += v - x->out.progress;
+	x->out.progress = v;
+}
+
+/* x's size is known: the whole batch's meter counts it. */
+static void
+size_set(struct sftp_batch *b, struct xfer *x, uint64_t size)
+{
+	b->meter.size += (off_t)size - (off_t)x->size;
+	x->size = size;
 }
 
 /* A request with the given id, sent or about to be. */
@@ -1439,7 +1496,7 @@ start_upload(struct sftp_batch *b, struct xfer *x)
 	x->a.perm &= 0777;
 	if ((b->flags & SFTP_BATCH_PRESERVE) == 0)
 		x->a.flags &= ~SSH2_FILEXFER_ATTR_ACMODTIME;
-	x->size = sb.st_size;
+	size_set(b, x, sb.st_size);
 
 	if (b->flags & SFTP_BATCH_RESUME) {
 		/* Where the target goes on from: its size first. */
@@ -1470,7 +1527,7 @@ start_download(struct sftp_batch *b, struct xfer *x)
 		xfer_done(b, x);
 		return;
 	}
-	x->size = (x->a.flags & SSH2_FILEXFER_ATTR_SIZE) ? x->a.size : 0;
+	size_set(b, x, (x->a.flags & SSH2_FILEXFER_ATTR_SIZE) ? x->a.size : 0);
 
 	attrib_clear(&junk);	/* send empty attributes */
 	send_open_request(b, x, "remote", x->src, SSH2_FXF_READ, &junk);
@@ -1698,7 +1755,7 @@ restart_upload(struct sftp_batch *b, struct xfer *x)
 	x->offset = x->highwater = x->maxack = x->res.start = x->res.part = 0;
 	x->res.tail = x->res.unchecked = x->res.tail_sent = 0;
 	x->res.redo = x->res.redo_end = 0;
-	x->out.progress = 0;
+	progress_set(b, x, 0);
 	if (lseek(x->fd, 0, SEEK_SET) == -1) {
 		xfer_error(b, x, "lseek local \"%s\": %s", x->src,
 		    strerror(errno));
@@ -1843,9 +1900,20 @@ finish_download(struct sftp_batch *b, struct xfer *x)
 static uint64_t
 batch_budget(const struct sftp_batch *b, const struct lane *l)
 {
+	uint64_t most;
+
 	if (b->params.fixed_requests)
 		return sftp_pipe_limit(l->pipe);
-	return (uint64_t)sftp_pipe_limit(l->pipe) * batch_buflen(b);
+	most = (uint64_t)sftp_pipe_limit(l->pipe) * batch_buflen(b);
+	/*
+	 * Under a rate limit (-l), sftp-client.c paces each send: a second
+	 * of it in flight (at least LIMIT_MIN_REQS requests), so that the
+	 * replies, and the meter's count of them, come in meanwhile.
+	 */
+	if (b->params.limit_bps != 0)
+		most = MINIMUM(most, MAXIMUM(b->params.limit_bps,
+		    (uint64_t)LIMIT_MIN_REQS * batch_buflen(b)));
+	return most;
 }
 
 /* Whether x's lane takes another read or write now. */
@@ -2078,6 +2146,75 @@ note_print(struct sftp_batch *b, struct xfer *x)
 		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", x->arg->failmsg);
 }
 
+/*
+ * The progress meter shows the oldest file: its own meter, as stock's
+ * (METER_OWN), while it is the only one under way on the only lane;
+ * once files (or parts) go side by side, the whole batch's (b->meter),
+ * named after the oldest file: a file's own meter would start when it
+ * is the oldest, often done by then, and show nothing of its rate.  It
+ * stays so for the rest of the batch.  Called for the oldest file.
+ */
+static void
+meter_show(struct sftp_batch *b, struct xfer *x)
+{
+	off_t size = MAXIMUM(b->meter.size, b->meter.done);
+	char *old = NULL;
+
+	if (!showprogress || !x->opened || x->out.metered == METER_OWN)
+		return;
+	if (b->meter.state == METER_BY_FILE) {
+		if (b->nlanes > 1 || b->nactive > 1)
+			b->meter.state = METER_WHOLE_OFF;
+		else {
+			if (batch_download(b) && x->size == 0)
+				return;
+			start_progress_meter(meter_path(x->src), x->size,
+			    &x->out.progress);
+			x->out.metered = METER_OWN;
+			return;
+		}
+	}
+	/* The whole batch's: it names x, and counts what is known now. */
+	if (x->out.metered == 0) {
+		old = b->meter.label;
+		b->meter.label = xstrdup(meter_path(x->src));
+		x->out.metered = METER_NAMED;
+	}
+	if (b->meter.state == METER_WHOLE_ON)
+		update_progress_meter(b->meter.label, size);
+	else {
+		start_progress_meter(b->meter.label, size, &b->meter.done);
+		b->meter.state = METER_WHOLE_ON;
+	}
+	free(old);
+}
+
+/*
+ * The whole batch's meter ends its line: before a line of another's
+ * (it starts again with the next file), and at the end of the batch,
+ * where it names how many files the batch had.
+ */
+static void
+meter_stop(struct sftp_batch *b, int end)
+{
+	char *label;
+
+	if (b->meter.state != METER_WHOLE_ON)
+		return;
+	if (b->meter.label == NULL)
+		fatal_f("a meter without a name");
+	if (end && b->nfiles > 1) {
+		xasprintf(&label, "%u files", b->nfiles);
+		update_progress_meter(label, MAXIMUM(b->meter.size,
+		    b->meter.done));
+		free(b->meter.label);
+		b->meter.label = label;
+		refresh_progress_meter(1);
+	}
+	stop_progress_meter();
+	b->meter.state = METER_WHOLE_OFF;
+}
+
 /* Reap finished files at the head; the meter shows the oldest. */
 static void
 batch_reap(struct sftp_batch *b)
@@ -2086,25 +2223,23 @@ batch_reap(struct sftp_batch *b)
 
 	while ((x = TAILQ_FIRST(&b->active)) != NULL) {
 		if (x->note != NULL) {
+			meter_stop(b, 0);
 			note_print(b, x);
 			TAILQ_REMOVE(&b->active, x, tq);
 			xfer_free(x);
 			continue;
 		}
+		if (x->out.nmsgs != 0)
+			meter_stop(b, 0);
 		xfer_flush(b, x);
-		if (showprogress && !x->out.metered && x->opened &&
-		    (!batch_download(b) || x->size != 0)) {
-			start_progress_meter(meter_path(x->src), x->size,
-			    &x->out.progress);
-			x->out.metered = 1;
-		}
+		meter_show(b, x);
 		/*
 		 * A resumed upload's hashes may outlive its failed open, a
 		 * clashed file its parts.
 		 */
 		if (x->state != XFER_DONE || x->inflight != 0 || x->nparts != 0)
 			return;
-		if (x->out.metered)
+		if (x->out.metered == METER_OWN)
 			stop_progress_meter();
 		parts_free(b, x);
 		TAILQ_REMOVE(&b->active, x, tq);
@@ -2173,7 +2308,7 @@ resume_start(struct sftp_batch *b, struct xfer *x, const char *target)
 	if (x->res.part != 0 && sftp_can_check_file(b->conn, !batch_download(b))) {
 		x->res.tail = x->res.unchecked = 1;
 		x->offset = x->highwater = x->maxack = x->res.part;
-		x->out.progress = x->res.part;
+		progress_set(b, x, x->res.part);
 		if (!batch_download(b)) {
 			if (lseek(x->fd, x->res.part, SEEK_SET) == -1) {
 				xfer_error(b, x, "lseek local \"%s\": %s",
@@ -2226,7 +2361,8 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 		if (good < x->res.part) {
 			x->res.redo = good;
 			x->res.redo_end = x->res.part;
-			x->out.progress -= x->res.part - good;
+			progress_set(b, x,
+			    x->out.progress - (x->res.part - good));
 		}
 		return;
 	}
@@ -2244,7 +2380,7 @@ resume_done(struct sftp_batch *b, struct xfer *x)
 		goto stop;
 	}
 	x->offset = x->highwater = x->maxack = good;
-	x->out.progress = good;
+	progress_set(b, x, good);
 	if (!batch_download(b))
 		send_upload_open(b, x);
 	return;
@@ -2423,6 +2559,9 @@ xfer_redo(struct sftp_batch *b, struct xfer *x)
 	x = whole(x);		/* a part's file, with all its parts */
 	if (x->clashed)
 		return;
+	/* The meter counts its copy again instead. */
+	b->meter.done -= x->out.progress;
+	b->meter.size -= (off_t)x->size;
 	for (r = x; r != NULL; r = r->next_part)
 		r->clashed = 1;
 	n = xfer_new(b, x->src, x->dst);
@@ -2645,7 +2784,7 @@ got_status(struct sftp_batch *b, struct xreq *q, u_int status)
 			xfer_mark_failed(b, x);
 			break;
 		}
-		whole(x)->out.progress += q->len;
+		progress_set(b, whole(x), whole(x)->out.progress + q->len);
 		sftp_pipe_reply(q->lane->pipe, q->len);
 		track_ack(x, q->offset, q->len);
 		break;
@@ -2759,7 +2898,7 @@ got_data(struct sftp_batch *b, struct xreq *q, struct sshbuf *msg)
 		}
 	} else
 		x->asked_all = 1;
-	w->out.progress += len;
+	progress_set(b, w, w->out.progress + len);
 	free(data);
 	if (len < q->len && w->dl.write_errno == 0) {
 		/*
@@ -3063,6 +3202,7 @@ batch_step(struct sftp_batch *b)
 
 	batch_fill(b);
 	batch_reap(b);
+	refresh_progress_meter(0);	/* once a second (SIGALRM) */
 	nlanes = b->nlanes;
 	for (i = 0; i < nlanes; i++) {
 		l = b->lanes[i];
@@ -3321,6 +3461,7 @@ sftp_batch_finish(struct sftp_batch *b)
 	batch_reap(b);
 	if ((x = TAILQ_FIRST(&b->active)) != NULL)
 		fatal_f("\"%s\" left unfinished", x->src);
+	meter_stop(b, 1);
 	queued_logs_print(b);
 	set_log_handler(NULL, NULL);
 	batch_dirs(b);

@@ -166,8 +166,14 @@ sftp_streams_auto(void)
 	return streams_max == 0 && connections == 1;
 }
 
-static void
-streams_cleanup(void)
+/*
+ * The control sockets of ours and their directory go: at exit, and from
+ * scp's and sftp's killchild() (a signal handler: only what one may do).
+ * A stream's ssh still running ends on its own once it sees its session
+ * end; the masters have their sockets open and need not their names.
+ */
+void
+sftp_streams_cleanup(void)
 {
 	u_int i;
 
@@ -344,7 +350,7 @@ sftp_streams_ssh(arglist *args, const arglist *tail)
 			free(upath);
 			return;
 		}
-		atexit(streams_cleanup);
+		atexit(sftp_streams_cleanup);
 	}
 	(void)master_new(upath, MASTER_UP);
 	if (upath != NULL)

@@ -40,5 +40,6 @@ struct sftp_conn *sftp_streams_get(struct sftp_conn *, u_int, u_int, int);
 int	sftp_streams_opening(void);
 void	sftp_streams_lost(struct sftp_conn *);
 void	sftp_streams_close(void);
+void	sftp_streams_cleanup(void);
 
 #endif /* SFTP_STREAMS_H */

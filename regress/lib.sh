@@ -546,6 +546,13 @@ max_window() {
 	    sort -n | tail -n 1
 }
 
+# in_pty OUT CMD: run CMD under a pseudo-terminal COLS wide (100 unless
+# set), its output to OUT: the progress meter shows only on a terminal.
+in_pty() {
+	script -qec "stty cols ${COLS:-100} rows 24; $2" /dev/null </dev/null \
+	    >"$1" 2>&1
+}
+
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds (true)
 # or SECONDS have passed (false).
 wait_until() {

@@ -30,12 +30,6 @@ to_bytes() {
 	}'
 }
 
-# in_pty OUT CMD: run CMD under a pseudo-terminal COLS wide, output to OUT.
-in_pty() {
-	script -qec "stty cols $COLS rows 24; $2" /dev/null </dev/null \
-	    >"$1" 2>&1
-}
-
 # check_meter NAME OUTPUT: the refreshes show "RATE/s now", the final line
 # "100% ... AVG/s PEAK/s peak" with AVG <= PEAK, every line fits COLS.
 check_meter() {

@@ -12,6 +12,9 @@
 #   sessions it ran over (more than one).  On other releases, against
 #   stock's sshd only.
 #   One file of 50 MiB alone (scp both ways, put, get): split, exact.
+#   On a terminal, scp -r both ways over four sessions: exact, and the
+#   meter's last line is the whole copy's (the count of files, 100%,
+#   all their bytes).
 #   MaxSessions 2 and 1: a refused session is one fewer, never an error:
 #   exact, exit 0, nothing on standard error, and -v says the server
 #   opened no more.  With MaxSessions 2, -X connections=2 -X streams=4
@@ -30,6 +33,8 @@
 #   every session opened is closed before its session ends, each file
 #   at its destination is whole, empty (its open went out, none of its
 #   data) or named, and the exit status is not 0.
+#   scp killed by SIGTERM in the middle, two connections asked for: the
+#   directory of its control sockets is gone, as after a normal end.
 #   Bad values of -X streams and connections: refused, exit 255, as
 #   stock refuses an unknown -X option.
 #   On an emulated 50 ms path (root, default release): -X connections=2
@@ -145,6 +150,39 @@ for _m in scp-up scp-down put get; do
 	check_has one-$_m-split "$TESTDIR/err.one" \
 	    'one.hpn": [0-9]* bytes from [0-9]* on stream'
 done
+# The meter over several sessions (on a terminal): the whole copy's,
+# and its last line names how many files it copied, 100% of their bytes.
+if command -v script >/dev/null 2>&1; then
+	_files=`find "$SRC" -type f | wc -l`
+	# Their bytes as the meter writes them (format_size()).
+	_size=`find "$SRC" -type f -exec cat {} + | wc -c | awk '{
+		v = $1; u = " KMGT"; i = 1
+		while (v >= 10000 && i < 5) { v = int((v + 512) / 1024); i++ }
+		printf "%d%sB\n", v, substr(u, i, 1) }'`
+	for _m in scp-up scp-down; do
+		rm -rf "$TESTDIR/dst.meter"
+		mkdir -p "$TESTDIR/dst.meter"
+		case $_m in
+		scp-up)	_args="-r $SRC hpntest:$TESTDIR/dst.meter/" ;;
+		*)	_args="-r hpntest:$SRC $TESTDIR/dst.meter/" ;;
+		esac
+		in_pty "$TESTDIR/pty.meter" "$SCP -v -X streams=4 -S $SSH \
+		    -F $SSH_CONFIG $_args 2>$TESTDIR/err.meter"
+		same_tree meter-$_m-exact "$TESTDIR/dst.meter/src"
+		_u=`streams_used "$TESTDIR/err.meter"`
+		check meter-$_m-several test "${_u:-1}" -gt 1
+		tr '\r' '\n' <"$TESTDIR/pty.meter" | grep '%' >"$TESTDIR/meter.lines"
+		_last=`tail -n 1 "$TESTDIR/meter.lines"`
+		case $_last in
+		"$_files files "*" 100% "*" $_size "*)
+			pass meter-$_m-whole ;;
+		*)	fail meter-$_m-whole "last line '$_last', not $_files \
+files, 100%, $_size" ;;
+		esac
+	done
+else
+	skip meter "no script(1) (bsdutils) for a pseudo-terminal"
+fi
 # MaxSessions: a refused session is one fewer.
 for max in 2 1; do
 	stop_sshd
@@ -396,6 +434,37 @@ done
 check int-whole-or-named test -z "$bad"
 [ -z "$bad" ] || { ls -l "$TESTDIR/intdst"; cat "$TESTDIR/log.int"; } >&2
 echo "# int: $sessions sessions, $opens opened, $closes closed, exit $rc"
+
+# --- scp killed (SIGTERM) in the middle, two connections asked for:
+# the directory of its control sockets goes with it (as it does at a
+# normal end).  -l keeps it in the middle long enough.  (Not SIGINT:
+# started in the background by a shell, its ssh ignores that, and scp
+# waits for it, stock's as ours.)
+mkdir -p "$TESTDIR/ctl"
+TMPDIR="$TESTDIR/ctl" "$SCP" -q -l 100000 -X connections=2 -X streams=4 \
+    -S "$SSH" -F "$SSH_CONFIG" -r "$INT" "hpntest:$TESTDIR/ctldst" \
+    2>"$TESTDIR/err.ctl" &
+CTL_PID=$!
+hpn_track_pid $CTL_PID
+# has_socket DIR: a control socket is in one of DIR's directories.
+has_socket() {
+	for _d in "$1"/*/*; do
+		[ -S "$_d" ] && return 0
+	done
+	return 1
+}
+killed=no
+if wait_until 30 has_socket "$TESTDIR/ctl" &&
+    wait_until 30 test -s "$TESTDIR/ctldst/f0" &&
+    kill -TERM $CTL_PID 2>/dev/null; then
+	killed=yes
+fi
+wait $CTL_PID
+rc=$?
+hpn_untrack_pid $CTL_PID
+check ctl-killed-midway test $killed = yes
+check ctl-status test "$rc" -ne 0
+check ctl-dir-gone test -z "`ls -A "$TESTDIR/ctl"`"
 stop_sshd
 
 # --- Bad values: refused as stock refuses an unknown -X option.
