@@ -545,6 +545,7 @@ struct sftp_batch {
 				   (lane_pick()) */
 	u_int to_open;		/* lanes to open before judging again */
 	u_int judged_no;	/* judgements that more would not help */
+	u_int judged_low;	/* rounds judged too slow to tell */
 	uint64_t split_after;	/* now_us() before which batch_split()
 				   does not look */
 	uint64_t rtt_us;	/* the quickest reply, sent to answered */
@@ -852,13 +853,17 @@ now_us(void)
  * faster than the last by an eighth (TCP's start is over), each lane's
  * share of it, times the round trip, is judged: about what a stock
  * server's window holds (2 MiB), not the much more of a long path that
- * the data fill, nor the little of a loopback copy or a busy CPU.
+ * the data fill, nor the little of a loopback copy or a busy CPU.  A
+ * round of TCP's start can look like its end (its ACKs come in bursts):
+ * less than LANES_BDP_LOW is taken as "not yet" LANES_JUDGE_LOW times
+ * before it counts as no (a path slower than one window).
  * 1 yes, 0 no, -1 not yet.
  */
 #define LANES_ROUND_MIN	(20 * 1000)		/* us */
 #define LANES_BDP_LOW	(512 * 1024)
 #define LANES_BDP_HIGH	(4 * 1024 * 1024)
 #define LANES_JUDGE_MAX	3
+#define LANES_JUDGE_LOW	8
 #define LANES_WAIT_RTT	(10 * 1000)	/* us: streams start waited for */
 #define LANES_RTT_FLOOR	(2 * 1000)	/* us: never window-bound below */
 static int
@@ -893,6 +898,9 @@ lanes_window_bound(struct sftp_batch *b)
 	 * holds such a copy is not the window (a busy CPU makes loopback's
 	 * replies slow enough to look like one).
 	 */
+	if (b->rtt_us >= LANES_RTT_FLOOR && bdp < LANES_BDP_LOW &&
+	    ++b->judged_low < LANES_JUDGE_LOW)
+		return -1;
 	return b->rtt_us >= LANES_RTT_FLOOR &&
 	    bdp >= LANES_BDP_LOW && bdp <= LANES_BDP_HIGH;
 }
