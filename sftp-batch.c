@@ -861,7 +861,7 @@ now_us(void)
  */
 #define LANES_ROUND_MIN	(20 * 1000)		/* us */
 #define LANES_BDP_LOW	(512 * 1024)
-#define LANES_BDP_HIGH	(4 * 1024 * 1024)
+#define LANES_BDP_HIGH	(5 * 512 * 1024)	/* 2.5 MiB */
 #define LANES_JUDGE_MAX	3
 #define LANES_JUDGE_LOW	8
 #define LANES_WAIT_RTT	(10 * 1000)	/* us: streams start waited for */
