@@ -220,10 +220,16 @@ TAILQ_HEAD(xargs, xarg);
  * METER_WHOLE_OFF	the whole batch's, not on the terminal now (before
  *			its first file, after a line of another's)
  * METER_WHOLE_ON	the whole batch's, started (start_progress_meter()
- *			of label and &meter.done), named after the oldest
- *			file still open
+ *			of meter_label and &meter.done), named after the
+ *			oldest file still open
  */
 enum batch_meter { METER_BY_FILE = 0, METER_WHOLE_OFF, METER_WHOLE_ON };
+
+/*
+ * What the whole batch's meter is named: progressmeter.c keeps the
+ * pointer, so it is never freed (one meter runs at a time).
+ */
+static char meter_label[256];
 
 /* Where the last range of a file ends: the end of the file. */
 #define RANGE_EOF	UINT64_MAX
@@ -566,13 +572,12 @@ struct sftp_batch {
 
 	/*
 	 * The meter of the whole batch (meter_show()): the sum of every
-	 * file's bytes and size, named after the oldest file (label).
+	 * file's bytes and size, named after the oldest file (meter_label).
 	 */
 	struct {
 		enum batch_meter state;
 		off_t done;	/* the sum of every file's out.progress */
 		off_t size;	/* of every file started */
-		char *label;	/* set but in METER_BY_FILE */
 	} meter;
 };
 
@@ -1146,7 +1151,6 @@ sftp_batch_free(struct sftp_batch *b)
 		free(arg);
 	}
 	meter_stop(b, 0);
-	free(b->meter.label);
 	sshbuf_free(b->msg);
 	sshbuf_free(b->reply);
 	free(b->data);
@@ -2166,7 +2170,6 @@ static void
 meter_show(struct sftp_batch *b, struct xfer *x)
 {
 	off_t size = MAXIMUM(b->meter.size, b->meter.done);
-	char *old = NULL;
 
 	if (!showprogress || !x->opened || x->out.metered == METER_OWN)
 		return;
@@ -2184,17 +2187,15 @@ meter_show(struct sftp_batch *b, struct xfer *x)
 	}
 	/* The whole batch's: it names x, and counts what is known now. */
 	if (x->out.metered == 0) {
-		old = b->meter.label;
-		b->meter.label = xstrdup(meter_path(x->src));
+		strlcpy(meter_label, meter_path(x->src), sizeof(meter_label));
 		x->out.metered = METER_NAMED;
 	}
 	if (b->meter.state == METER_WHOLE_ON)
-		update_progress_meter(b->meter.label, size);
+		update_progress_meter(meter_label, size);
 	else {
-		start_progress_meter(b->meter.label, size, &b->meter.done);
+		start_progress_meter(meter_label, size, &b->meter.done);
 		b->meter.state = METER_WHOLE_ON;
 	}
-	free(old);
 }
 
 /*
@@ -2205,18 +2206,13 @@ meter_show(struct sftp_batch *b, struct xfer *x)
 static void
 meter_stop(struct sftp_batch *b, int end)
 {
-	char *label;
-
 	if (b->meter.state != METER_WHOLE_ON)
 		return;
-	if (b->meter.label == NULL)
-		fatal_f("a meter without a name");
 	if (end && b->nfiles > 1) {
-		xasprintf(&label, "%u files", b->nfiles);
-		update_progress_meter(label, MAXIMUM(b->meter.size,
+		snprintf(meter_label, sizeof(meter_label), "%u files",
+		    b->nfiles);
+		update_progress_meter(meter_label, MAXIMUM(b->meter.size,
 		    b->meter.done));
-		free(b->meter.label);
-		b->meter.label = label;
 		refresh_progress_meter(1);
 	}
 	stop_progress_meter();

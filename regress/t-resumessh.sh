@@ -93,8 +93,9 @@ else
 		[ "`stat -c %s "$1" 2>/dev/null || echo 0`" -ge "$2" ]
 	}
 	rm -f "$T.killed"
-	"$SCP" -q -l 80000 -S "$SSH" -F "$SSH_CONFIG" "hpntest:$DATA" \
-	    "$T.killed" 2>/dev/null &
+	# (Its control socket's directory, which SIGKILL leaves, in TESTDIR.)
+	TMPDIR="$TESTDIR" "$SCP" -q -l 80000 -S "$SSH" -F "$SSH_CONFIG" \
+	    "hpntest:$DATA" "$T.killed" 2>/dev/null &
 	kpid=$!
 	hpn_track_pid $kpid
 	wait_until 30 size_at_least "$T.killed" $(( 8 * M ))
