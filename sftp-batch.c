@@ -216,7 +216,7 @@ TAILQ_HEAD(xargs, xarg);
  * The progress meter of a batch (meter_show(), meter_stop()); only ever
  * onwards, but for WHOLE_ON <-> WHOLE_OFF.  States:
  * METER_BY_FILE	each file its own (METER_OWN), one at a time; no
- *			label
+ *			file METER_NAMED
  * METER_WHOLE_OFF	the whole batch's, not on the terminal now (before
  *			its first file, after a line of another's)
  * METER_WHOLE_ON	the whole batch's, started (start_progress_meter()
@@ -2158,6 +2158,17 @@ note_print(struct sftp_batch *b, struct xfer *x)
 		batch_logdirect(b, SYSLOG_LEVEL_ERROR, "%s", x->arg->failmsg);
 }
 
+/* The rules of enum batch_meter's states, above. */
+static void
+meter_assert(const struct sftp_batch *b, const struct xfer *x)
+{
+	if ((b->meter.state == METER_WHOLE_ON && meter_label[0] == '\0') ||
+	    (b->meter.state == METER_BY_FILE && x != NULL &&
+	    x->out.metered == METER_NAMED))
+		fatal_f("meter state %d, name \"%s\"", b->meter.state,
+		    meter_label);
+}
+
 /*
  * The progress meter shows the oldest file: its own meter, as stock's
  * (METER_OWN), while it is the only one under way on the only lane;
@@ -2171,6 +2182,7 @@ meter_show(struct sftp_batch *b, struct xfer *x)
 {
 	off_t size = MAXIMUM(b->meter.size, b->meter.done);
 
+	meter_assert(b, x);
 	if (!showprogress || !x->opened || x->out.metered == METER_OWN)
 		return;
 	if (b->meter.state == METER_BY_FILE) {
@@ -2206,6 +2218,7 @@ meter_show(struct sftp_batch *b, struct xfer *x)
 static void
 meter_stop(struct sftp_batch *b, int end)
 {
+	meter_assert(b, NULL);
 	if (b->meter.state != METER_WHOLE_ON)
 		return;
 	if (end && b->nfiles > 1) {

@@ -168,7 +168,8 @@ sftp_streams_auto(void)
 
 /*
  * The control sockets of ours and their directory go: at exit, and from
- * scp's and sftp's killchild() (a signal handler: only what one may do).
+ * scp's and sftp's killchild() and scp's lostconn() (signal handlers
+ * that _exit: only what one may do here).
  * A stream's ssh still running ends on its own once it sees its session
  * end; the masters have their sockets open and need not their names.
  */
