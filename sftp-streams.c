@@ -79,6 +79,7 @@ struct stream {
 	pid_t pid;
 	int fd_in, fd_out;
 	int login;		/* a connection of its own */
+	int early;		/* started beside the copy's own login */
 	u_int master;		/* the connection it is a session of */
 };
 
@@ -120,6 +121,8 @@ static struct stream pend[SFTP_STREAMS_MAX];	/* no VERSION yet */
 static u_int npend;
 static pid_t reap[SFTP_STREAMS_MAX];	/* logins whose session ended */
 static u_int nreap;
+
+static void stream_kill(struct stream *);
 
 /* -X streams=N, -X connections=N: 0 if it is one of those. */
 int
@@ -178,6 +181,11 @@ sftp_streams_cleanup(void)
 {
 	u_int i;
 
+	/* Logins not yet taken (sftp_streams_early()) stop. */
+	for (i = 0; i < npend; i++) {
+		if (pend[i].pid > 1)
+			(void)kill(pend[i].pid, SIGTERM);
+	}
 	if (ctl_dir == NULL)
 		return;
 	/* Those of ours (masters[0] may be the user's). */
@@ -310,6 +318,10 @@ sftp_streams_ssh(arglist *args, const arglist *tail)
 			replacearg(args, ctl_index, "-oControlMaster=no");
 			replacearg(args, ctl_index + 1, "-oControlPath=none");
 		}
+		/* The logins the first started (sftp_streams_early()). */
+		for (i = 0; i < npend; i++)
+			stream_kill(&pend[i]);
+		npend = 0;
 		streams_off = 1;
 		return;
 	}
@@ -550,7 +562,8 @@ stream_failed(struct stream *s)
 		direct_refused = 1;
 		return;
 	}
-	if (s->login)
+	/* Before the copy's own login, a host key may not be known yet. */
+	if (s->login && !s->early)
 		logins_refused = 1;
 	masters[s->master].sessions--;
 	masters[s->master].state = MASTER_FULL;
@@ -637,6 +650,64 @@ streams_harvest(struct sftp_conn *main, int wait)
 }
 
 /*
+ * Start the next stream of stream_kind(), its INIT sent; it is pending
+ * until its VERSION comes (streams_harvest()).  early: a login only,
+ * beside the copy's own (sftp_streams_early()).  -1 if none starts.
+ */
+static int
+stream_begin(int early)
+{
+	struct stream *s;
+	u_int m;
+	int kind;
+
+	if (npend >= SFTP_STREAMS_MAX)
+		return -1;
+	s = &pend[npend];
+	memset(s, 0, sizeof(*s));
+	s->fd_in = s->fd_out = -1;
+	if ((kind = stream_kind(&m)) == -1 || (early && kind != 1))
+		return -1;
+	s->login = kind;
+	s->early = early;
+	if (s->login && !direct)
+		m = master_new(NULL, MASTER_LOGIN);
+	else if (!direct)
+		masters[m].sessions++;
+	s->master = m;
+	if (!direct)
+		replacearg(s->login ? &login_args : &stream_args,
+		    ctl_index + 1, "-oControlPath=%s", masters[m].path);
+	/* Each is sent its INIT now: its VERSION is harvested. */
+	if (stream_start(s, s->login ? login_args.list :
+	    stream_args.list) != 0 || sftp_stream_hello(s->fd_out) != 0) {
+		stream_failed(s);
+		return -1;
+	}
+	npend++;
+	return 0;
+}
+
+/*
+ * -X connections=N, just after the copy's own ssh started: the other
+ * logins start too, beside its login rather than after it (a login is
+ * some eight round trips, seconds at 600 ms), and are pending streams
+ * until a batch takes them (sftp_streams_get()).  One that fails may
+ * have failed for what the copy's own login settles (a host key the
+ * user accepts): it is not taken as refused, and a batch starts it
+ * again.
+ */
+void
+sftp_streams_early(void)
+{
+	if (!have_args || streams_off || direct || main_conn != NULL)
+		return;
+	while (stream_begin(1) == 0)
+		debug_f("stream %u starting beside the connection's own "
+		    "login", npend);
+}
+
+/*
  * Extra stream n (1 and on) of the connection main: one open already,
  * or NULL.  Where none is ready, up to ahead are started at once (each
  * costs round trips: the login or the channel, the subsystem, the
@@ -649,9 +720,7 @@ streams_harvest(struct sftp_conn *main, int wait)
 struct sftp_conn *
 sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead, int wait)
 {
-	struct stream *s;
-	u_int want, m;
-	int kind;
+	u_int want;
 
 	if (main_conn == NULL)
 		main_conn = main;
@@ -668,28 +737,8 @@ sftp_streams_get(struct sftp_conn *main, u_int n, u_int ahead, int wait)
 	want = MINIMUM(MAXIMUM(ahead, 1), sftp_streams_max() - n);
  again:
 	while (npend < want) {
-		s = &pend[npend];
-		memset(s, 0, sizeof(*s));
-		s->fd_in = s->fd_out = -1;
-		if ((kind = stream_kind(&m)) == -1)
+		if (stream_begin(0) != 0)
 			break;
-		s->login = kind;
-		if (s->login && !direct)
-			m = master_new(NULL, MASTER_LOGIN);
-		else if (!direct)
-			masters[m].sessions++;
-		s->master = m;
-		if (!direct)
-			replacearg(s->login ? &login_args : &stream_args,
-			    ctl_index + 1, "-oControlPath=%s", masters[m].path);
-		/* Each is sent its INIT now: its VERSION is harvested. */
-		if (stream_start(s, s->login ? login_args.list :
-		    stream_args.list) != 0 ||
-		    sftp_stream_hello(s->fd_out) != 0) {
-			stream_failed(s);
-			break;
-		}
-		npend++;
 		if (!wait)
 			debug_f("stream %u starting, not waited for: the "
 			    "copy goes on over those open", nstreams + npend);

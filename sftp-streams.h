@@ -34,6 +34,7 @@ struct sftp_conn;
 int	sftp_streams_option(const char *);
 void	sftp_streams_ssh(arglist *, const arglist *);
 void	sftp_streams_direct(const char *);
+void	sftp_streams_early(void);
 u_int	sftp_streams_max(void);
 int	sftp_streams_auto(void);
 struct sftp_conn *sftp_streams_get(struct sftp_conn *, u_int, u_int, int);

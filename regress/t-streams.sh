@@ -20,7 +20,9 @@
 #   opened no more.  With MaxSessions 2, -X connections=2 -X streams=4
 #   runs four sessions: the second login takes a channel of its own.
 #   -X connections=2: the extra session logs in anew (sshd accepts two
-#   logins), without a prompt; exact.
+#   logins), without a prompt, beside the copy's own login (-v); exact.
+#   One small file with -X connections=3: exact, exit 0, and no ssh of
+#   the logins started beside its own outlives scp.
 #   The default (streams=auto) over loopback: one session.
 #   Through -D, against regress/sftp-adversary.py run once per session:
 #   replies short and out of order on every session; a session whose
@@ -226,6 +228,20 @@ check conn2-status test "`cat "$TESTDIR/rc.hpn"`" = 0
 same_tree conn2-exact "$TESTDIR/dst.hpn/src"
 _logins=`log_since $_mark | grep -c 'Accepted publickey'`
 check conn2-logins test "$_logins" -eq 2
+# ... which starts beside the copy's own login, not after it.
+check_has conn2-early "$TESTDIR/err.hpn" 'starting beside the connection'
+# One small file with three connections asked for: the logins started
+# beside its own are not waited for; once scp is back, none of their ssh
+# runs on (none names its control directory) and the directory is gone.
+mkdir -p "$TESTDIR/ctl1"
+echo small >"$TESTDIR/small1"
+TMPDIR="$TESTDIR/ctl1" "$SCP" -q -X connections=3 -S "$SSH" \
+    -F "$SSH_CONFIG" "$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
+check conn3-small-status test $? = 0
+check conn3-small-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
+check conn3-small-no-ssh test -z \
+    "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
+check conn3-small-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
 # A master the user started (ControlPath in the configuration): the copy
 # goes through it, as stock's does, and so do its streams: no new login.
 cp "$SSH_CONFIG" "$TESTDIR/ssh_config.user"
