@@ -122,7 +122,7 @@ static u_int npend;
 static pid_t reap[SFTP_STREAMS_MAX];	/* logins whose session ended */
 static u_int nreap;
 
-static void stream_kill(struct stream *);
+static void stream_failed(struct stream *);
 
 /* -X streams=N, -X connections=N: 0 if it is one of those. */
 int
@@ -320,7 +320,7 @@ sftp_streams_ssh(arglist *args, const arglist *tail)
 		}
 		/* The logins the first started (sftp_streams_early()). */
 		for (i = 0; i < npend; i++)
-			stream_kill(&pend[i]);
+			stream_failed(&pend[i]);
 		npend = 0;
 		streams_off = 1;
 		return;

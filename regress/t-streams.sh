@@ -21,8 +21,9 @@
 #   runs four sessions: the second login takes a channel of its own.
 #   -X connections=2: the extra session logs in anew (sshd accepts two
 #   logins), without a prompt, beside the copy's own login (-v); exact.
-#   One small file with -X connections=3: exact, exit 0, and no ssh of
-#   the logins started beside its own outlives scp.
+#   One small file with -X connections=3, and one between two remotes:
+#   exact, exit 0, and no ssh of the logins started beside its own
+#   outlives scp.
 #   The default (streams=auto) over loopback: one session.
 #   Through -D, against regress/sftp-adversary.py run once per session:
 #   replies short and out of order on every session; a session whose
@@ -242,6 +243,16 @@ check conn3-small-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
 check conn3-small-no-ssh test -z \
     "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
 check conn3-small-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
+# Between two remotes (through this host: no streams, as stock has
+# none): the logins the first connection started go; exact, exit 0.
+rm -f "$TESTDIR/small1.dst"
+TMPDIR="$TESTDIR/ctl1" "$SCP" -q -X connections=3 -S "$SSH" \
+    -F "$SSH_CONFIG" "hpntest:$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
+check conn3-r2r-status test $? = 0
+check conn3-r2r-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
+check conn3-r2r-no-ssh test -z \
+    "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
+check conn3-r2r-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
 # A master the user started (ControlPath in the configuration): the copy
 # goes through it, as stock's does, and so do its streams: no new login.
 cp "$SSH_CONFIG" "$TESTDIR/ssh_config.user"
