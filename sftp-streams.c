@@ -34,10 +34,12 @@
  *
  * -X connections=N asks for N connections: the first N - 1 extra
  * streams log in anew, without a prompt (BatchMode: keys, an agent,
- * GSSAPI), each to its own sshd and so its own CPU.  Each such ssh is
- * the master of a control socket of its own too, and the further
- * streams are channels spread over every connection (the fewest
- * sessions first, up to an even share while logins are still to come):
+ * GSSAPI), each to its own sshd and so its own CPU; those logins start
+ * just after the copy's own ssh (sftp_streams_early()), not once a batch
+ * wants them.  Each such ssh is the master of a control socket of its
+ * own too, and the further streams are channels spread over every
+ * connection (the fewest sessions first, up to an even share while
+ * logins are still to come):
  * a server's MaxSessions is per connection, and at 600 ms a stock
  * window asks for more sessions than one connection holds.
  *
