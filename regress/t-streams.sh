@@ -231,28 +231,27 @@ _logins=`log_since $_mark | grep -c 'Accepted publickey'`
 check conn2-logins test "$_logins" -eq 2
 # ... which starts beside the copy's own login, not after it.
 check_has conn2-early "$TESTDIR/err.hpn" 'starting beside the connection'
-# One small file with three connections asked for: the logins started
-# beside its own are not waited for; once scp is back, none of their ssh
-# runs on (none names its control directory) and the directory is gone.
+# conn3 NAME SRC DST: scp of SRC to DST with three connections asked
+# for, its control sockets under $TESTDIR/ctl1: exit 0, exact, and once
+# scp is back, no ssh of the logins started beside its own runs on (none
+# names its control directory) and the directory is gone.
+conn3() {
+	rm -f "$TESTDIR/small1.dst"
+	TMPDIR="$TESTDIR/ctl1" "$SCP" -q -X connections=3 -S "$SSH" \
+	    -F "$SSH_CONFIG" "$2" "$3"
+	check $1-status test $? = 0
+	check $1-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
+	check $1-no-ssh test -z \
+	    "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
+	check $1-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
+}
 mkdir -p "$TESTDIR/ctl1"
 echo small >"$TESTDIR/small1"
-TMPDIR="$TESTDIR/ctl1" "$SCP" -q -X connections=3 -S "$SSH" \
-    -F "$SSH_CONFIG" "$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
-check conn3-small-status test $? = 0
-check conn3-small-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
-check conn3-small-no-ssh test -z \
-    "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
-check conn3-small-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
+# One small file: the logins started beside its own are not waited for.
+conn3 conn3-small "$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
 # Between two remotes (through this host: no streams, as stock has
-# none): the logins the first connection started go; exact, exit 0.
-rm -f "$TESTDIR/small1.dst"
-TMPDIR="$TESTDIR/ctl1" "$SCP" -q -X connections=3 -S "$SSH" \
-    -F "$SSH_CONFIG" "hpntest:$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
-check conn3-r2r-status test $? = 0
-check conn3-r2r-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
-check conn3-r2r-no-ssh test -z \
-    "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
-check conn3-r2r-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
+# none): the logins the first connection started go.
+conn3 conn3-r2r "hpntest:$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
 # A master the user started (ControlPath in the configuration): the copy
 # goes through it, as stock's does, and so do its streams: no new login.
 cp "$SSH_CONFIG" "$TESTDIR/ssh_config.user"
