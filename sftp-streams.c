@@ -172,9 +172,10 @@ sftp_streams_auto(void)
 }
 
 /*
- * The control sockets of ours and their directory go: at exit, and from
+ * The control sockets of ours and their directory go: at exit, from
  * scp's and sftp's killchild() and scp's lostconn() (signal handlers
- * that _exit: only what one may do here).
+ * that _exit: only what one may do here), and from sftp's cleanup_exit()
+ * (fatal(), which does not exit()).
  * A stream's ssh still running ends on its own once it sees its session
  * end; the masters have their sockets open and need not their names.
  */

@@ -23,7 +23,8 @@
 #   logins), without a prompt, beside the copy's own login (-v); exact.
 #   One small file with -X connections=3, and one between two remotes:
 #   exact, exit 0, and no ssh of the logins started beside its own
-#   outlives scp.
+#   outlives scp.  sftp whose own session fails (fatal()): stock's exit
+#   status, and no such ssh nor their directory outlives it.
 #   The default (streams=auto) over loopback: one session.
 #   Through -D, against regress/sftp-adversary.py run once per session:
 #   replies short and out of order on every session; a session whose
@@ -252,6 +253,25 @@ conn3 conn3-small "$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
 # Between two remotes (through this host: no streams, as stock has
 # none): the logins the first connection started go.
 conn3 conn3-r2r "hpntest:$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
+# no_ctl_ssh: true when no ssh names the control directory $TESTDIR/ctl1.
+no_ctl_ssh() {
+	test -z "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
+}
+# sftp whose own session fails (its server program is missing) ends by
+# fatal(), as stock's does, with stock's status; the logins it started
+# beside its own and their directory go with it.
+for _b in hpn stock; do
+	_p="$STOCK_BUILD/sftp" _x=-q
+	[ $_b = stock ] || _p="$SFTP" _x="-X connections=3"
+	TMPDIR="$TESTDIR/ctl1" "$_p" $_x -q -b /dev/null -S "$SSH" \
+	    -F "$SSH_CONFIG" -s "$TESTDIR/no-such-server" hpntest \
+	    >/dev/null 2>&1
+	echo $? >"$TESTDIR/rc.$_b"
+done
+check sftp-fatal-status test "`cat "$TESTDIR/rc.hpn"`" = \
+    "`cat "$TESTDIR/rc.stock"`"
+check sftp-fatal-no-ssh wait_until 10 no_ctl_ssh
+check sftp-fatal-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
 # A master the user started (ControlPath in the configuration): the copy
 # goes through it, as stock's does, and so do its streams: no new login.
 cp "$SSH_CONFIG" "$TESTDIR/ssh_config.user"
