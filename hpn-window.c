@@ -467,7 +467,7 @@ static void
 path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
     struct hpn_need *n)
 {
-	u_int64_t ramp;
+	u_int64_t ramp, extra, cap;
 	int fill, grows;
 
 	hw->path.rtt = n->rtt;
@@ -487,8 +487,22 @@ path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
 	 * it cost ssh CPU.
 	 */
 	if (!hw->peer.patched && ssh->kex != NULL && !ssh->kex->server &&
-	    hw->ramp.turned > n->per_rtt)
-		n->head += hw->ramp.turned - n->per_rtt;
+	    hw->ramp.turned > n->per_rtt) {
+		extra = hw->ramp.turned - n->per_rtt;
+		/*
+		 * Once a queue has formed, a window that turns over is a
+		 * burst of what waited (the server's rekey, a loss's
+		 * repair), not a faster path: no further than the most
+		 * calm need so far.
+		 */
+		if (!fill) {
+			cap = hw->ramp.calm > n->per_rtt + n->head ?
+			    hw->ramp.calm - n->per_rtt - n->head : 0;
+			if (extra > cap)
+				extra = cap;
+		}
+		n->head += extra;
+	}
 	n->calm = n->per_rtt + n->head;
 	grows = n->rate > 0 && 4 * n->last >= 5 * n->rate;
 	ramp = (n->last < 2 * n->rate ? n->last : 2 * n->rate) *

@@ -449,12 +449,14 @@ srtt [0-9]* us, largest [0-9]* us, turned [0-9]*, shrunk [01]\).*/\1/p" |
 # P is R * T / 10^6; the headroom H is BASE, or for a patched peer (BASE
 # 8 MiB) the most of that and P, and for a stock server (BASE 8064
 # KiB) BASE + W - P where W, the window that last turned over within a
-# round trip, is above P.  While the smoothed round trip S is under 9/8 of the
-# minimum T and the largest so far X under 5/4 of it (the windows double
-# each round trip), H grows to make the need twice W (for a stock peer
-# only while the last span's rate L is at least 5/4 of R, the lower of
-# the last two spans', and its windows have not shrunk, Z 0), and for a
-# patched peer while L is so, 2 * min(L, 2 * R) * T / 10^6.  The need
+# round trip, is above P (once a queue formed, anything from BASE up to
+# that: the growth stops at the calmest need so far, not logged).  While
+# the smoothed round trip S is under 9/8 of the minimum T and the largest
+# so far X under 5/4 of it (no queue: the windows double each round
+# trip), H grows to make the need twice W (for a stock peer only while
+# the last span's rate L is at least 5/4 of R, the lower of the last two
+# spans', and its windows have not shrunk, Z 0), and for a patched peer
+# while L is so, 2 * min(L, 2 * R) * T / 10^6.  The need
 # N = min(P + H, M); I is K stock windows (2 MiB); the budget B is at
 # least N + I (more only to give each channel a stock window).
 budget_problem() {
@@ -464,12 +466,19 @@ budget_problem() {
 	_ramp=$(( _l * $8 / 1000000 ))
 	_head=${15}
 	[ ${15} -ne 8388608 ] || [ $_rt -le $_head ] || _head=$_rt
-	[ ${15} -eq 8388608 ] || [ "${17:-client}" = server ] ||
-	    [ ${13} -le $_rt ] || _head=$(( ${15} + ${13} - _rt ))
+	_fill=0
+	[ ${11} -ge $(( $8 + $8 / 8 )) ] || [ ${12} -ge $(( $8 + $8 / 4 )) ] ||
+	    _fill=1
+	_headlo=
+	if [ ${15} -ne 8388608 ] && [ "${17:-client}" != server ] &&
+	    [ ${13} -gt $_rt ]; then
+		_head=$(( ${15} + ${13} - _rt ))
+		# Capped at the calmest need so far, which is not logged.
+		[ $_fill = 1 ] || _headlo=${15}
+	fi
 	_grows=0
 	[ $7 -eq 0 ] || [ $(( 4 * ${10} )) -lt $(( 5 * $7 )) ] || _grows=1
-	if [ ${11} -lt $(( $8 + $8 / 8 )) ] &&
-	    [ ${12} -lt $(( $8 + $8 / 4 )) ]; then
+	if [ $_fill = 1 ]; then
 		[ $_grows = 0 ] || [ ${15} -ne 8388608 ] ||
 		    [ $(( 2 * _ramp )) -le $(( _rt + _head )) ] ||
 		    _head=$(( 2 * _ramp - _rt ))
@@ -478,6 +487,9 @@ budget_problem() {
 		    [ $(( 2 * ${13} )) -le $(( _rt + _head )) ] ||
 		    _head=$(( 2 * ${13} - _rt ))
 	fi
+	if [ -n "$_headlo" ] && [ $6 -ge $_headlo ] && [ $6 -le $_head ]; then
+		_head=$6
+	fi
 	_need=$(( _rt + _head ))
 	[ $_need -le $9 ] || _need=$9
 	if [ $9 -ne ${16} ]; then
@@ -485,7 +497,7 @@ budget_problem() {
 	elif [ $5 -ne $_rt ]; then
 		echo "per_rtt $5, not $7 B/s * $8 us = $_rt"
 	elif [ $6 -ne $_head ]; then
-		echo "headroom $6, not $_head"
+		echo "headroom $6, not ${_headlo:+$_headlo to }$_head"
 	elif [ $2 -ne $_need ]; then
 		echo "need $2, but $5 + $6 = $_need"
 	elif [ $3 -ne $(( $4 * 2097152 )) ]; then

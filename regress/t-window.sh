@@ -17,8 +17,12 @@
 # ProxyCommand (no TCP_INFO) the need is fixed at 8064 KiB, for a stock
 # sshd and for ours.  With HPNDisabled the window must stay at 2 MiB.
 # With the server's tcp_rmem maximum at 1 MiB, sshd says once that the
-# kernel holds the transfer back.  The 600 ms link is t-windowlong.sh's;
-# the rekeys the windows make earlier, t-rekey.sh's.
+# kernel holds the transfer back.  On a 1 Gbit/s, 100 ms link, a 512
+# MiB download from a stock sshd that rekeys every 128 MiB: exact, and
+# the need after the first rekey (its held-back burst turns a window over
+# within a round trip) stays within 6.25 MB of the largest before it.
+# The 600 ms link is t-windowlong.sh's; the rekeys the windows make
+# earlier, t-rekey.sh's.
 
 . "`dirname "$0"`/lib.sh"
 . "$HPN_TOP/bench/lfn.sh"
@@ -294,4 +298,53 @@ receive buffer's limit, not 1"
 	stop_sshd
 	lfn_b sysctl -q -w net.ipv4.tcp_rmem="4096 131072 268435456"
 fi
+
+# --- A stock sshd's rekeys, on a 1 Gbit/s, 100 ms link.
+default_release_only "rekey-burst-*" && exit 0
+lfn_down
+LFN_MBIT=1000
+LFN_RTT_MS=100
+lfn_up $LFN_MBIT $LFN_RTT_MS
+DATA=`make_data 536870912`
+# need_at LOG: the largest need of the stock-peer budgets in LOG, one line
+# per budget logged, each "LINE NEED QUEUED" (QUEUED 1 once the largest
+# smoothed round trip passed 5/4 of the minimum: a queue had formed).
+need_at() {
+	grep -n 'stock peer: window budget .*need = per_rtt' "$1" |
+	    sed 's/^\([0-9]*\):.* = need \([0-9]*\) .*min_rtt \([0-9]*\) us.*largest \([0-9]*\) us.*/\1 \2 \3 \4/' |
+	    awk '{ print $1, $2, ($4 >= $3 + $3 / 4) ? 1 : 0 }'
+}
+# A rekey sends nothing for a round trip, then what waited at once: a
+# window turns over within a round trip.  Once a queue has formed that is
+# a burst, not a faster path: the need after the first rekey stays within
+# half a round trip of the link (6.25 MB) of the largest before it (it
+# grew to 2.6 times that, and BBR overfilled the link's queue for the
+# rest of the copy).  Where no queue formed before the rekey (a starved
+# machine), there is nothing to tell.
+lfn_start_sshd rekey stock "RekeyLimit 128M"
+if lfn_a "$SSH" -vv -E "$TESTDIR/down.rekey.log" -F "$SSH_CONFIG" \
+    hpntest "cat $DATA" >"$TESTDIR/down"; then
+	same rekey-burst-download "$TESTDIR/down"
+	_k=`grep -n 'SSH2_MSG_KEXINIT received' "$TESTDIR/down.rekey.log" |
+	    sed -n '2s/:.*//p'`
+	_r=`need_at "$TESTDIR/down.rekey.log" | awk -v k=${_k:-0} '
+	    $1 < k { b = $2; q = $3 } $1 > k && $2 > a { a = $2 }
+	    END { print b + 0, a + 0, q + 0 }'`
+	set -- $_r
+	if [ -z "$_k" ]; then
+		fail rekey-burst-need "the server did not rekey"
+	elif [ $3 = 0 ]; then
+		skip rekey-burst-need "no queue formed before the rekey"
+	elif [ $2 -gt `expr $1 + 6250000` ]; then
+		fail rekey-burst-need "need $1 before the first rekey, $2 after"
+	else
+		pass rekey-burst-need
+		echo "# rekey-burst-need: need $1 before the first rekey," \
+		    "${2} after (0: no larger one)"
+	fi
+else
+	fail rekey-burst-download "ssh failed: `tail -n 1 \
+	    "$TESTDIR/down.rekey.log"`"
+fi
+stop_sshd
 exit 0
