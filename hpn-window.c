@@ -101,6 +101,7 @@ struct hpn_chan {
 	u_int held;		/* most its buffers held since given back */
 	double drained;		/* when they last became empty; 0: not */
 	u_int lent;		/* window lent for a rekey (chan_rekey()) */
+	u_int paced;		/* taken, held back from the next adjust */
 };
 
 /* A connection's window state, in struct ssh. */
@@ -142,6 +143,13 @@ struct hpn_window {
 		u_int64_t calm;		/* stock peer: largest undoubled need */
 		u_int64_t calm_budget;	/* stock peer: the budget calm allows */
 	} ramp;
+	/* A stock server's windows going back at a rate (pace_returns()). */
+	struct {
+		u_int64_t rate;		/* bytes/s; 0: not paced */
+		u_int64_t best;		/* the highest receive rate seen */
+		double tokens;		/* window that may go back now */
+		double last;		/* when tokens last grew */
+	} pace;
 	/* The budget. */
 	u_int budget;
 	u_int budget_logged;	/* largest budget logged so far */
@@ -445,6 +453,40 @@ struct hpn_need {
 };
 
 /*
+ * The rate at which a stock server's windows go back (pace_returns()):
+ * once the path has shown a queue, 5/4 of the highest receive rate seen;
+ * not while the link fills (the windows double then), nor on a path
+ * under HPN_PACE_RTT_MIN.  A stock server sends what an adjust allows at
+ * once, at its TCP's pace, and a BBR sender that the window holds back
+ * every round trip never leaves its startup (its samples are all
+ * application-limited): it paces at 2.89 times the path's rate.  After a
+ * loss, the data behind the hole reaches ssh all at once when the hole
+ * is repaired, and so did its window, at the sender: more than the
+ * link's queue held, so another loss, and the window stalled again,
+ * every second.  A stall of the sender itself (its rekey, BBR's
+ * PROBE_RTT) still ends in a burst: it had its window.
+ */
+static void
+pace_rate(struct ssh *ssh, struct hpn_window *hw, const struct hpn_need *n,
+    int fill)
+{
+	u_int64_t was = hw->pace.rate;
+
+	if (n->rate > hw->pace.best)
+		hw->pace.best = n->rate;
+	if (hw->peer.patched || ssh->kex == NULL || ssh->kex->server ||
+	    fill || hw->pace.best == 0 || n->rtt < HPN_PACE_RTT_MIN)
+		hw->pace.rate = 0;
+	else
+		hw->pace.rate = hw->pace.best + hw->pace.best / 4;
+	if (hw->pace.rate != 0 && was == 0)
+		debug2_f("stock server: windows go back paced, at most "
+		    "%llu B/s", (unsigned long long)hw->pace.rate);
+	else if (hw->pace.rate == 0 && was != 0)
+		debug2_f("stock server: windows go back unpaced");
+}
+
+/*
  * The need at time now from a measured path: per_rtt plus headroom, at
  * least base; for a patched peer the headroom is per_rtt (hpn-window.h
  * says why).  While the link fills, the windows may double each round
@@ -504,6 +546,7 @@ path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
 		n->head += extra;
 	}
 	n->calm = n->per_rtt + n->head;
+	pace_rate(ssh, hw, n, fill);
 	grows = n->rate > 0 && 4 * n->last >= 5 * n->rate;
 	ramp = (n->last < 2 * n->rate ? n->last : 2 * n->rate) *
 	    n->rtt / 1000000;
@@ -866,6 +909,19 @@ chan_buffered(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
 }
 
 /*
+ * Whether channels.c's channel_check_window() sends channel c an adjust
+ * right after hpn_window_update(): the same condition.
+ */
+static int
+adjust_due(Channel *c)
+{
+	return (c->local_window_max - c->local_window >
+	    c->local_maxpacket * 3 ||
+	    c->local_window < c->local_window_max / 2) &&
+	    c->local_consumed > 0;
+}
+
+/*
  * Notes what channel c's consumer took that channel_check_window() does
  * not return as window right after this: it sends local_consumed as an
  * adjust, and zeroes it, on the same condition as here.
@@ -873,11 +929,42 @@ chan_buffered(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
 static void
 note_consumed(Channel *c, struct hpn_chan *ch)
 {
-	if ((c->local_window_max - c->local_window > c->local_maxpacket*3 ||
-	    c->local_window < c->local_window_max/2) && c->local_consumed > 0)
-		ch->consumed = 0;
-	else
-		ch->consumed = c->local_consumed;
+	ch->consumed = adjust_due(c) ? 0 : c->local_consumed;
+}
+
+/*
+ * Channel c's window goes back no faster than hw->pace.rate (pace_rate()),
+ * and in HPN_PACE_BURST at most at once: what its consumer took beyond
+ * that waits in ch->paced, taken back into local_consumed at the next
+ * hpn_window_update(), whose poll hpn_window_timeout() wakes.  Less than
+ * three packets' worth does not go alone: one adjust per packet would
+ * cost both ends CPU.
+ */
+static void
+pace_returns(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
+    double now)
+{
+	double allow;
+
+	if (hw->pace.rate == 0) {
+		hw->pace.tokens = HPN_PACE_BURST;
+		hw->pace.last = now;
+		return;
+	}
+	hw->pace.tokens += (now - hw->pace.last) * hw->pace.rate;
+	hw->pace.last = now;
+	if (hw->pace.tokens > HPN_PACE_BURST)
+		hw->pace.tokens = HPN_PACE_BURST;
+	if (!adjust_due(c))
+		return;
+	allow = hw->pace.tokens > 0 ? hw->pace.tokens : 0;
+	if (c->local_consumed > allow) {
+		if (allow < c->local_maxpacket * 3)
+			allow = 0;
+		ch->paced = c->local_consumed - (u_int)allow;
+		c->local_consumed = (u_int)allow;
+	}
+	hw->pace.tokens -= c->local_consumed;
 }
 
 /*
@@ -1015,6 +1102,9 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 		hw->total = hw->total - ch->win + c->local_window_max;
 		ch->win = c->local_window_max;
 	}
+	/* What pacing held back is taken but not yet returned again. */
+	c->local_consumed += ch->paced;
+	ch->paced = 0;
 	now = monotime_double();
 	hpn_poll(ssh, hw, now);
 	hpn_trim(now);
@@ -1031,6 +1121,7 @@ hpn_window_update(struct ssh *ssh, Channel *c)
 	    c->local_consumed > 0)
 		chan_share(hw, c, ch);
 	lent = chan_rekey(ssh, hw, c, ch, now);
+	pace_returns(hw, c, ch, now);
 	note_consumed(c, ch);
 	/*
 	 * An uploading client would start each rekey at its limit and then
@@ -1074,6 +1165,13 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 		    left > 0 ? (long)(left * 1000) + 1 : 0);
 	}
 	ch = &hw->chan[c->self];
+	if (ch->paced != 0 && hw->pace.rate != 0) {
+		/* When three packets' worth may go back (pace_returns()). */
+		left = (c->local_maxpacket * 3 - hw->pace.tokens) /
+		    hw->pace.rate;
+		ptimeout_deadline_ms(timeout,
+		    left > 0 ? (long)(left * 1000) + 1 : 0);
+	}
 	if (ch->win == 0 || ch->drained == 0)
 		return;
 	left = ch->drained + busy_span(hw) - monotime_double();

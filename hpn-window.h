@@ -105,6 +105,19 @@
  * than it reads in one pass of its loop (PACKET_MAX_SIZE).
  */
 #define HPN_REKEY_LEAD		(1024*1024)
+/*
+ * A stock server's windows, once paced (hpn-window.c, pace_rate()), go
+ * back in bursts of at most this much: at 2.89 times the path's rate a
+ * BBR sender leaves two thirds of it in the path's queue.
+ */
+#define HPN_PACE_BURST		(2*1024*1024)
+/*
+ * Not on a path whose minimum round trip is under this, in us (a LAN,
+ * loopback): there a burst of HPN_PACE_BURST is more than the path holds
+ * anyway, and a copy bound by CPU would only wait longer after its
+ * stalls.
+ */
+#define HPN_PACE_RTT_MIN	2000
 /* How often the socket's receive buffer and TCP_INFO are read, at most. */
 #define HPN_POLL_MSEC		100
 /*

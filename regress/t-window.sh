@@ -20,7 +20,8 @@
 # kernel holds the transfer back.  On a 1 Gbit/s, 100 ms link, a 512
 # MiB download from a stock sshd that rekeys every 128 MiB: exact, and
 # the need after the first rekey (its held-back burst turns a window over
-# within a round trip) stays within 6.25 MB of the largest before it.
+# within a round trip) stays within 6.25 MB of the largest before it, and
+# the windows go back paced, in adjusts of 2 MiB at most.
 # The 600 ms link is t-windowlong.sh's; the rekeys the windows make
 # earlier, t-rekey.sh's.
 
@@ -341,6 +342,19 @@ if lfn_a "$SSH" -vv -E "$TESTDIR/down.rekey.log" -F "$SSH_CONFIG" \
 		pass rekey-burst-need
 		echo "# rekey-burst-need: need $1 before the first rekey," \
 		    "${2} after (0: no larger one)"
+	fi
+	# Once a queue formed the windows go back paced: while they do, no
+	# adjust gives back more than HPN_PACE_BURST (2 MiB) at once.
+	_big=`awk '/windows go back paced/ { on = 1 }
+	    /windows go back unpaced/ { on = 0 }
+	    on && /sent adjust/ && $NF + 0 > 2097152 { n++ }
+	    END { print n + 0 }' "$TESTDIR/down.rekey.log"`
+	if ! grep -q 'windows go back paced' "$TESTDIR/down.rekey.log"; then
+		fail rekey-burst-paced "the windows did not go back paced"
+	elif [ "$_big" != 0 ]; then
+		fail rekey-burst-paced "$_big adjusts above 2 MiB while paced"
+	else
+		pass rekey-burst-paced
 	fi
 else
 	fail rekey-burst-download "ssh failed: `tail -n 1 \
