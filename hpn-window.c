@@ -933,12 +933,22 @@ note_consumed(Channel *c, struct hpn_chan *ch)
 }
 
 /*
+ * The least window channel c's paced adjust gives back, unless it is all
+ * there is: three packets' worth (one adjust per packet would cost both
+ * ends CPU), and never more than half a burst, which the tokens reach.
+ */
+static double
+pace_least(Channel *c)
+{
+	return MINIMUM((double)c->local_maxpacket * 3, HPN_PACE_BURST / 2);
+}
+
+/*
  * Channel c's window goes back no faster than hw->pace.rate (pace_rate()),
  * and in HPN_PACE_BURST at most at once: what its consumer took beyond
  * that waits in ch->paced, taken back into local_consumed at the next
  * hpn_window_update(), whose poll hpn_window_timeout() wakes.  Less than
- * three packets' worth does not go alone: one adjust per packet would
- * cost both ends CPU.
+ * pace_least() does not go alone.
  */
 static void
 pace_returns(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
@@ -959,7 +969,7 @@ pace_returns(struct hpn_window *hw, Channel *c, struct hpn_chan *ch,
 		return;
 	allow = hw->pace.tokens > 0 ? hw->pace.tokens : 0;
 	if (c->local_consumed > allow) {
-		if (allow < c->local_maxpacket * 3)
+		if (allow < pace_least(c))
 			allow = 0;
 		ch->paced = c->local_consumed - (u_int)allow;
 		c->local_consumed = (u_int)allow;
@@ -1166,9 +1176,8 @@ hpn_window_timeout(struct ssh *ssh, Channel *c, struct timespec *timeout)
 	}
 	ch = &hw->chan[c->self];
 	if (ch->paced != 0 && hw->pace.rate != 0) {
-		/* When three packets' worth may go back (pace_returns()). */
-		left = (c->local_maxpacket * 3 - hw->pace.tokens) /
-		    hw->pace.rate;
+		/* When pace_least() may go back (pace_returns()). */
+		left = (pace_least(c) - hw->pace.tokens) / hw->pace.rate;
 		ptimeout_deadline_ms(timeout,
 		    left > 0 ? (long)(left * 1000) + 1 : 0);
 	}
