@@ -452,6 +452,13 @@ struct hpn_need {
 	u_int rtt, srtt;	/* minimum and smoothed round trip, us */
 };
 
+/* Whether this side is a client and its peer a stock server. */
+static int
+stock_server(struct ssh *ssh, struct hpn_window *hw)
+{
+	return !hw->peer.patched && ssh->kex != NULL && !ssh->kex->server;
+}
+
 /*
  * The rate at which a stock server's windows go back (pace_returns()):
  * once the path has shown a queue, 5/4 of the highest receive rate seen;
@@ -474,8 +481,8 @@ pace_rate(struct ssh *ssh, struct hpn_window *hw, const struct hpn_need *n,
 
 	if (n->rate > hw->pace.best)
 		hw->pace.best = n->rate;
-	if (hw->peer.patched || ssh->kex == NULL || ssh->kex->server ||
-	    fill || hw->pace.best == 0 || n->rtt < HPN_PACE_RTT_MIN)
+	if (!stock_server(ssh, hw) || fill || hw->pace.best == 0 ||
+	    n->rtt < HPN_PACE_RTT_MIN)
 		hw->pace.rate = 0;
 	else
 		hw->pace.rate = hw->pace.best + hw->pace.best / 4;
@@ -528,8 +535,7 @@ path_need(struct ssh *ssh, struct hpn_window *hw, double now, u_int base,
 	 * Not for a stock client: its uploads gained nothing from it, and
 	 * it cost ssh CPU.
 	 */
-	if (!hw->peer.patched && ssh->kex != NULL && !ssh->kex->server &&
-	    hw->ramp.turned > n->per_rtt) {
+	if (stock_server(ssh, hw) && hw->ramp.turned > n->per_rtt) {
 		extra = hw->ramp.turned - n->per_rtt;
 		/*
 		 * Once a queue has formed, a window that turns over is a

@@ -232,6 +232,10 @@ _logins=`log_since $_mark | grep -c 'Accepted publickey'`
 check conn2-logins test "$_logins" -eq 2
 # ... which starts beside the copy's own login, not after it.
 check_has conn2-early "$TESTDIR/err.hpn" 'starting beside the connection'
+# no_ctl_ssh: true when no ssh names the control directory $TESTDIR/ctl1.
+no_ctl_ssh() {
+	test -z "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
+}
 # conn3 NAME SRC DST: scp of SRC to DST with three connections asked
 # for, its control sockets under $TESTDIR/ctl1: exit 0, exact, and once
 # scp is back, no ssh of the logins started beside its own runs on (none
@@ -242,8 +246,7 @@ conn3() {
 	    -F "$SSH_CONFIG" "$2" "$3"
 	check $1-status test $? = 0
 	check $1-exact cmp -s "$TESTDIR/small1" "$TESTDIR/small1.dst"
-	check $1-no-ssh test -z \
-	    "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
+	check $1-no-ssh no_ctl_ssh
 	check $1-dir-gone test -z "`ls -A "$TESTDIR/ctl1"`"
 }
 mkdir -p "$TESTDIR/ctl1"
@@ -253,10 +256,6 @@ conn3 conn3-small "$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
 # Between two remotes (through this host: no streams, as stock has
 # none): the logins the first connection started go.
 conn3 conn3-r2r "hpntest:$TESTDIR/small1" "hpntest:$TESTDIR/small1.dst"
-# no_ctl_ssh: true when no ssh names the control directory $TESTDIR/ctl1.
-no_ctl_ssh() {
-	test -z "`ps -eo args | grep -F "$TESTDIR/ctl1/" | grep -v grep`"
-}
 # sftp whose own session fails (its server program is missing) ends by
 # fatal(), as stock's does, with stock's status; the logins it started
 # beside its own and their directory go with it.
